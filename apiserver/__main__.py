@@ -1,0 +1,49 @@
+"""`python -m apiserver`: run the API server over HTTPS (uvicorn), talking to etcd."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from kube.log import setup_logging
+from apiserver.app import build_app
+from apiserver.config import ApiServerConfig
+
+
+def parse_args(argv: list[str]) -> ApiServerConfig:
+    p = argparse.ArgumentParser(prog="picokube apiserver", description="The picokube API server.")
+    p.add_argument("--etcd-endpoints", required=True, help="comma-separated etcd client URLs")
+    p.add_argument("--bind-address", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=6443)
+    p.add_argument("--tls-cert-file", type=Path)
+    p.add_argument("--tls-private-key-file", type=Path)
+    p.add_argument("--client-ca-file", type=Path)
+    p.add_argument("--token-auth-file", type=Path)
+    p.add_argument("--etcd-prefix", default="/registry")
+    p.add_argument("--min-request-timeout", type=int, default=1800)
+    p.add_argument("--log-level", default="INFO")
+    a = p.parse_args(argv)
+    return ApiServerConfig(
+        etcd_endpoints=tuple(e.strip() for e in a.etcd_endpoints.split(",") if e.strip()),
+        bind_address=a.bind_address, port=a.port, tls_cert_file=a.tls_cert_file,
+        tls_private_key_file=a.tls_private_key_file, client_ca_file=a.client_ca_file,
+        token_auth_file=a.token_auth_file, etcd_prefix=a.etcd_prefix, min_request_timeout=a.min_request_timeout,
+        log_level=a.log_level,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    config = parse_args(sys.argv[1:] if argv is None else argv)
+    setup_logging(config.log_level, "apiserver")
+    if not (config.tls_cert_file and config.tls_private_key_file):
+        sys.exit("error: --tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
+    uvicorn.run(build_app(config), host=config.bind_address, port=config.port, log_level="warning",
+                ssl_certfile=str(config.tls_cert_file), ssl_keyfile=str(config.tls_private_key_file),
+                access_log=False, timeout_graceful_shutdown=3, lifespan="on")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""build_app(config) -> the API server's ASGI application.
+
+The request pipeline, in order: authenticate (401 unless the path is anonymous), authorize
+(everything is allowed to authenticated users until RBAC lands), then the resource handler
+(registry: defaulting, validation, storage). Every `ApiError` becomes a `metav1.Status`
+body with its code; anything unexpected becomes a 500 Status and is logged. The storage
+client is created inside the running loop (grpc.aio channels are bound to it) in the
+lifespan, which also creates the bootstrap namespaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from typing import Any, AsyncIterator
+
+from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
+from kube.errors import ApiError, InternalError, NotFound, Unauthorized
+from kube.resources import RESOURCES
+from apiserver.authn import ANONYMOUS_PATHS, TokenFileAuthenticator, UnionAuthenticator, UserInfo
+from apiserver.config import ApiServerConfig
+from apiserver.endpoints import discovery
+from apiserver.endpoints.resources import ResourceHandler, json_response
+from apiserver.metrics import Metrics
+from apiserver.registry.generic import RegistryStore
+from apiserver.registry.kinds import strategy_for
+from apiserver.storage import Etcd3Storage
+from apiserver.storage.interface import Storage
+
+__all__ = ["build_app"]
+
+logger = logging.getLogger(__name__)
+
+
+def _status_response(err: ApiError) -> Response:
+    return json_response(err.status, err.code)
+
+
+async def _bootstrap(stores: dict[str, RegistryStore], config: ApiServerConfig) -> None:
+    for name in config.bootstrap_namespaces:
+        try:
+            await stores["namespaces"].create(None, {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": name}})
+            logger.info("Created bootstrap namespace", extra={"namespace": name})
+        except ApiError as e:
+            if e.code != 409:
+                raise
+
+
+def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> FastAPI:
+    """The ASGI app; connects to etcd on startup unless a storage is handed in."""
+    authenticators = []
+    if config.token_auth_file:
+        authenticators.append(TokenFileAuthenticator.from_file(config.token_auth_file))
+    authn = UnionAuthenticator(*authenticators)
+    metrics = Metrics()
+    state: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints))
+        stores = {r.plural: RegistryStore(store, r, strategy_for(r), prefix=config.etcd_prefix,
+                                          max_object_bytes=config.max_object_bytes) for r in RESOURCES}
+        state["storage"] = store
+        state["handler"] = ResourceHandler(stores, max_request_bytes=config.max_request_bytes,
+                                           min_request_timeout=config.min_request_timeout)
+        await _bootstrap(stores, config)
+        logger.info("API server ready", extra={"port": config.port, "etcd": ",".join(config.etcd_endpoints)})
+        try:
+            yield
+        finally:
+            if storage is None:
+                await store.close()
+
+    app = FastAPI(lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
+
+    @app.middleware("http")
+    async def pipeline(request: Request, call_next: Any) -> Response:
+        start = time.monotonic()
+        path = request.url.path
+        try:
+            if path not in ANONYMOUS_PATHS:
+                user: UserInfo | None = authn.authenticate(request.headers)
+                if user is None:
+                    raise Unauthorized("Unauthorized")
+                request.state.user = user
+            response: Response = await call_next(request)
+        except ApiError as e:
+            response = _status_response(e)
+        except Exception:  # the one place an unexpected failure becomes a 500
+            logger.exception("Request failed", extra={"method": request.method, "path": path})
+            response = _status_response(InternalError("an internal error occurred"))
+        parts = path.split("/")
+        resource = parts[-1] if len(parts) > 1 else ""
+        metrics.observe(verb=request.method, resource=resource, code=response.status_code,
+                        seconds=time.monotonic() - start)
+        return response
+
+    @app.get("/healthz")
+    @app.get("/livez")
+    async def healthz() -> Response:
+        return PlainTextResponse("ok")
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        if "storage" in state and await state["storage"].healthy():
+            return PlainTextResponse("ok")
+        return PlainTextResponse("[-]etcd failed: reason withheld\nreadyz check failed", status_code=500)
+
+    @app.get("/version")
+    async def version() -> Response:
+        return json_response(discovery.version_info())
+
+    @app.get("/metrics")
+    async def metrics_endpoint() -> Response:
+        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    def _aggregated(request: Request, *, legacy: bool) -> Response | None:
+        version = discovery.aggregated_media_type(request.headers.get("accept", ""))
+        if version is None:
+            return None
+        body = discovery.aggregated_discovery(legacy=legacy, version=version)
+        media = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+        return Response(json.dumps(body), media_type=media, headers={"Vary": "Accept"})
+
+    @app.get("/api")
+    async def api(request: Request) -> Response:
+        return _aggregated(request, legacy=True) or json_response(
+            discovery.api_versions(f"{config.bind_address}:{config.port}"))
+
+    @app.get("/apis")
+    async def apis(request: Request) -> Response:
+        return _aggregated(request, legacy=False) or json_response(discovery.api_group_list())
+
+    @app.get("/api/v1")
+    async def core_resources() -> Response:
+        return json_response(discovery.api_resource_list("", "v1"))
+
+    @app.get("/apis/{group}/{version}")
+    async def group_resources(group: str, version: str) -> Response:
+        doc = discovery.api_resource_list(group, version)
+        if doc is None:
+            raise NotFound("the server could not find the requested resource")
+        return json_response(doc)
+
+    @app.get("/apis/{group}")
+    async def group_doc(group: str) -> Response:
+        for g in discovery.api_group_list()["groups"]:
+            if g["name"] == group:
+                return json_response({"kind": "APIGroup", "apiVersion": "v1", **g})
+        raise NotFound("the server could not find the requested resource")
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+    @app.api_route("/api/v1/{rest:path}", methods=methods)
+    async def core(request: Request, rest: str) -> Response:
+        return await state["handler"].handle(request, "", "v1", rest)
+
+    @app.api_route("/apis/{group}/{version}/{rest:path}", methods=methods)
+    async def grouped(request: Request, group: str, version: str, rest: str) -> Response:
+        return await state["handler"].handle(request, group, version, rest)
+
+    return app

@@ -1,0 +1,28 @@
+"""The API server's configuration, built once from flags in `__main__` and passed down."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["ApiServerConfig"]
+
+
+@dataclass(frozen=True)
+class ApiServerConfig:
+    etcd_endpoints: tuple[str, ...]
+    bind_address: str = "127.0.0.1"
+    port: int = 6443
+    tls_cert_file: Path | None = None
+    tls_private_key_file: Path | None = None
+    client_ca_file: Path | None = None
+    token_auth_file: Path | None = None
+    etcd_prefix: str = "/registry"
+    # Requests with a body above this size are refused with 413 (kube-apiserver's limit is 3 MiB).
+    max_request_bytes: int = 3 * 1024 * 1024
+    # The etcd object size limit (etcd's --max-request-bytes, default 1.5 MiB).
+    max_object_bytes: int = 1536 * 1024
+    # Long-running watches stay open about this long without timeoutSeconds (kube: 30-60 min).
+    min_request_timeout: int = 1800
+    bootstrap_namespaces: tuple[str, ...] = field(default=("default", "kube-system", "kube-public", "kube-node-lease"))
+    log_level: str = "INFO"

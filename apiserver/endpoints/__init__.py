@@ -1,0 +1,1 @@
+"""HTTP endpoints: discovery, resource handlers, path parsing."""

@@ -1,0 +1,313 @@
+"""The REST handlers for every served resource: thin adapters from HTTP to the registry.
+
+One handler serves every `/api/...` and `/apis/...` resource path: it parses the path,
+decodes the body and query into registry calls, and encodes the answer. Semantics live in
+`apiserver.registry`; what is special to one subresource (binding) lives beside it here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, AsyncIterator
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from kube.errors import (ApiError, BadRequest, Conflict, MethodNotAllowed, NotFound, RequestEntityTooLarge,
+                         UnsupportedMediaType)
+from kube.selectors import parse_field_selector, parse_label_selector
+from apiserver.endpoints.paths import ResourcePath, parse_resource_path
+from apiserver.registry.generic import DeleteOptions, ListOptions, RegistryStore, now_rfc3339
+from apiserver.registry.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+
+__all__ = ["ResourceHandler", "json_response"]
+
+logger = logging.getLogger(__name__)
+
+_PATCHERS = {
+    "application/merge-patch+json": merge_patch,
+    "application/strategic-merge-patch+json": strategic_merge_patch,
+    "application/json-patch+json": json_patch,
+}
+
+
+def json_response(body: Any, status_code: int = 200) -> Response:
+    return Response(json.dumps(body, separators=(",", ":")), status_code=status_code, media_type="application/json")
+
+
+def _int_param(request: Request, name: str) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadRequest(f"invalid value for {name}: {raw!r}") from None
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.lower() in ("1", "true", "t", "yes")
+
+
+def _dry_run(request: Request) -> bool:
+    values = request.query_params.getlist("dryRun")
+    for v in values:
+        if v != "All":
+            raise BadRequest(f'Invalid dryRun value {v!r}: valid values are "All"')
+    return bool(values)
+
+
+class ResourceHandler:
+    """Dispatches resource requests to the registry stores."""
+
+    def __init__(self, stores: dict[str, RegistryStore], *, max_request_bytes: int, min_request_timeout: int) -> None:
+        self.stores = stores
+        self.max_request_bytes = max_request_bytes
+        self.min_request_timeout = min_request_timeout
+
+    def store(self, path: ResourcePath) -> RegistryStore:
+        return self.stores[path.info.plural]
+
+    async def body(self, request: Request) -> Any:
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > self.max_request_bytes:
+            raise RequestEntityTooLarge("the request body is too large")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > self.max_request_bytes:
+                raise RequestEntityTooLarge("the request body is too large")
+        if not raw.strip():
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise BadRequest(f"the request body is not valid JSON: {e}") from None
+
+    async def object_body(self, request: Request, path: ResourcePath) -> dict[str, Any]:
+        body = await self.body(request)
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        expected_kind = "Binding" if path.subresource == "binding" else path.info.kind
+        expected_api = "v1" if path.subresource == "binding" else path.info.api_version
+        if body.get("kind") not in (None, "", expected_kind) or body.get("apiVersion") not in (None, "", expected_api):
+            raise BadRequest(f"the API version in the data ({body.get('apiVersion')}) does not match the expected "
+                             f"API version ({expected_api})" if body.get("apiVersion") not in (None, "", expected_api)
+                             else f"the kind in the data ({body.get('kind')}) does not match the expected kind "
+                                  f"({expected_kind})")
+        body["kind"], body["apiVersion"] = expected_kind, expected_api
+        meta = body.get("metadata")
+        if meta is None:
+            body["metadata"] = meta = {}
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata must be an object")
+        ns = meta.get("namespace")
+        if path.info.namespaced and path.namespace and ns not in (None, "", path.namespace):
+            raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+        return body
+
+    def list_options(self, request: Request) -> ListOptions:
+        q = request.query_params
+        try:
+            labels = parse_label_selector(q.get("labelSelector"))
+            fields = parse_field_selector(q.get("fieldSelector"))
+        except ValueError as e:
+            raise BadRequest(str(e)) from None
+        return ListOptions(label_selector=labels, field_selector=fields, limit=_int_param(request, "limit") or 0,
+                           continue_token=q.get("continue") or None, resource_version=q.get("resourceVersion"))
+
+    async def handle(self, request: Request, group: str, version: str, rest: str) -> Response:
+        path = parse_resource_path(group, version, [p for p in rest.split("/") if p])
+        if path.info.namespaced and path.name is not None and path.namespace is None:
+            raise NotFound("the server could not find the requested resource")
+        method = request.method
+        if path.name is None:
+            if method == "GET":
+                if _truthy(request.query_params.get("watch")):
+                    return await self.watch(request, path)
+                return json_response(await self.store(path).list(path.namespace, self.list_options(request)))
+            if method == "POST":
+                return await self.create(request, path)
+            if method == "DELETE":
+                return await self.delete_collection(request, path)
+            raise MethodNotAllowed(f"the server does not allow this method on the requested resource")
+        if path.subresource == "binding":
+            if method != "POST":
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return await self.bind(request, path)
+        if path.subresource in ("log", "scale", "finalize"):
+            raise NotFound(f"the server could not find the requested resource ({path.subresource})")
+        store = self.store(path)
+        if method == "GET":
+            return json_response(await store.get(path.namespace, path.name))
+        if method == "PUT":
+            body = await self.object_body(request, path)
+            return json_response(await store.update(path.namespace, path.name, body, subresource=path.subresource,
+                                                    dry_run=_dry_run(request)))
+        if method == "PATCH":
+            return await self.patch(request, path)
+        if method == "DELETE" and path.subresource is None:
+            return json_response(await store.delete(path.namespace, path.name, await self.delete_options(request)))
+        raise MethodNotAllowed("the server does not allow this method on the requested resource")
+
+    async def create(self, request: Request, path: ResourcePath) -> Response:
+        body = await self.object_body(request, path)
+        namespace = path.namespace
+        if path.info.namespaced and namespace is None:
+            namespace = body["metadata"].get("namespace") or None
+            if namespace is None:
+                raise BadRequest("the namespace of the object is required")
+        if path.info.namespaced:
+            await self.require_namespace(namespace)
+        obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request))
+        return json_response(obj, 201)
+
+    async def require_namespace(self, namespace: str | None) -> None:
+        ns_store = self.stores["namespaces"]
+        try:
+            ns = await ns_store.get(None, str(namespace))
+        except NotFound:
+            raise NotFound(f'namespaces "{namespace}" not found',
+                           details={"name": namespace, "kind": "namespaces"}) from None
+        if (ns.get("status") or {}).get("phase") == "Terminating":
+            raise ApiError(f'unable to create new content in namespace {namespace} because it is being terminated',
+                           reason="Forbidden", code=403)
+
+    async def patch(self, request: Request, path: ResourcePath) -> Response:
+        content_type = request.headers.get("content-type", "application/merge-patch+json").split(";")[0].strip()
+        patcher = _PATCHERS.get(content_type)
+        if patcher is None:
+            raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
+                                       f"include: {', '.join(_PATCHERS)}")
+        patch_doc = await self.body(request)
+        if patch_doc is None:
+            raise BadRequest("the patch body is empty")
+
+        def apply(old: dict[str, Any]) -> dict[str, Any]:
+            try:
+                result = patcher(old, patch_doc)
+            except PatchError as e:
+                raise BadRequest(str(e)) from None
+            return result if isinstance(result, dict) else {}
+
+        assert path.name is not None
+        obj = await self.store(path).patch(path.namespace, path.name, apply, subresource=path.subresource,
+                                           dry_run=_dry_run(request))
+        return json_response(obj)
+
+    async def delete_options(self, request: Request) -> DeleteOptions:
+        body = await self.body(request)
+        opts: dict[str, Any] = body if isinstance(body, dict) else {}
+        q = request.query_params
+        grace = opts.get("gracePeriodSeconds", _int_param(request, "gracePeriodSeconds"))
+        policy = opts.get("propagationPolicy") or q.get("propagationPolicy")
+        if policy not in (None, "Orphan", "Background", "Foreground"):
+            raise BadRequest(f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", '
+                             f'"Background", "Orphan"')
+        pre = opts.get("preconditions") or {}
+        dry = bool(opts.get("dryRun")) or _dry_run(request)
+        if grace is not None and not isinstance(grace, int):
+            raise BadRequest("gracePeriodSeconds must be an integer")
+        return DeleteOptions(grace_period_seconds=grace, propagation_policy=policy,
+                             precondition_uid=pre.get("uid"), precondition_resource_version=pre.get("resourceVersion"),
+                             dry_run=dry)
+
+    async def delete_collection(self, request: Request, path: ResourcePath) -> Response:
+        store = self.store(path)
+        opts = await self.delete_options(request)
+        listed = await store.list(path.namespace, self.list_options(request))
+        for item in listed["items"]:
+            meta = item["metadata"]
+            try:
+                await store.delete(meta.get("namespace"), meta["name"], opts)
+            except NotFound:
+                pass
+        return json_response(listed)
+
+    async def bind(self, request: Request, path: ResourcePath) -> Response:
+        body = await self.object_body(request, path)
+        target = body.get("target") or {}
+        node = target.get("name") if isinstance(target, dict) else None
+        if not node:
+            raise BadRequest("binding target name is required")
+        uid = (body.get("metadata") or {}).get("uid")
+        assert path.name is not None
+
+        def assign(pod: dict[str, Any]) -> dict[str, Any]:
+            meta, spec = pod["metadata"], pod.setdefault("spec", {})
+            if uid and meta.get("uid") != uid:
+                raise Conflict(f"Operation cannot be fulfilled on pods/binding \"{path.name}\": the UID in the "
+                               f"binding does not match the pod's")
+            if meta.get("deletionTimestamp"):
+                raise Conflict(f'Operation cannot be fulfilled on pods/binding "{path.name}": pod {path.name} is '
+                               "being deleted, cannot be assigned to a host")
+            if spec.get("nodeName"):
+                raise Conflict(f'Operation cannot be fulfilled on pods/binding "{path.name}": pod {path.name} is '
+                               f"already assigned to node \"{spec['nodeName']}\"")
+            spec["nodeName"] = node
+            status = pod.setdefault("status", {})
+            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+            conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                               "lastTransitionTime": now_rfc3339()})
+            status["conditions"] = conditions
+            return pod
+
+        await self.stores["pods"].patch(path.namespace, path.name, assign, subresource="binding",
+                                        dry_run=_dry_run(request))
+        return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "code": 201}, 201)
+
+    async def watch(self, request: Request, path: ResourcePath) -> Response:
+        opts = self.list_options(request)
+        timeout = _int_param(request, "timeoutSeconds") or self.min_request_timeout
+        events = self.store(path).watch(path.namespace, opts)
+        # Pull the first event eagerly so a bad request (400, 410) still gets a proper status code.
+        first: dict[str, Any] | None = None
+        first_task = asyncio.ensure_future(events.__anext__())
+        try:
+            first = await asyncio.wait_for(asyncio.shield(first_task), timeout=0.3)
+        except asyncio.TimeoutError:
+            pass
+        except StopAsyncIteration:
+            first_task = None  # type: ignore[assignment]
+        except ApiError as e:
+            if e.code == 410:
+                return StreamingResponse(iter([json.dumps({"type": "ERROR", "object": e.status}) + "\n"]),
+                                         media_type="application/json")
+            raise
+        return StreamingResponse(self._stream(events, first, first_task, timeout), media_type="application/json")
+
+    async def _stream(self, events: AsyncIterator[dict[str, Any]], first: dict[str, Any] | None,
+                      first_task: "asyncio.Future[dict[str, Any]] | None", timeout: int) -> AsyncIterator[bytes]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            if first is not None:
+                yield (json.dumps(first, separators=(",", ":")) + "\n").encode()
+            elif first_task is not None:
+                try:
+                    ev = await asyncio.wait_for(first_task, timeout=max(0.0, deadline - loop.time()))
+                    yield (json.dumps(ev, separators=(",", ":")) + "\n").encode()
+                except (asyncio.TimeoutError, StopAsyncIteration):
+                    return
+            while True:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return
+                try:
+                    ev = await asyncio.wait_for(events.__anext__(), timeout=remaining)
+                except (asyncio.TimeoutError, StopAsyncIteration):
+                    return
+                yield (json.dumps(ev, separators=(",", ":")) + "\n").encode()
+        except ApiError as e:
+            yield (json.dumps({"type": "ERROR", "object": e.status}) + "\n").encode()
+        finally:
+            if first_task is not None and not first_task.done():
+                first_task.cancel()
+                try:
+                    await first_task
+                except (asyncio.CancelledError, StopAsyncIteration, ApiError):
+                    pass
+            await events.aclose()  # type: ignore[attr-defined]

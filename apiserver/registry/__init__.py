@@ -1,0 +1,1 @@
+"""The registry: per-kind strategies over one generic store."""

@@ -1,0 +1,396 @@
+"""The generic registry: create, get, list, update, patch, delete and watch for any kind.
+
+Mirrors apiserver's registry/generic/registry.Store. Objects are JSON dicts; the kind's
+Strategy supplies what differs. Invariants kept here for every kind:
+- `resourceVersion` is the etcd mod revision; it is never stored inside the value, only
+  filled in on the way out, so it cannot go stale;
+- every update is a compare-and-swap on that revision; a client-supplied resourceVersion
+  that is not the current one is a 409 Conflict, never a silent overwrite;
+- `uid`, `creationTimestamp` and `generation` are the server's: clients cannot change them;
+- an object with `deletionTimestamp` and no finalizers left (and, for pods, no grace
+  left) is removed from storage by the write that makes it so.
+Storage errors are translated into `kube.errors` here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, AsyncIterator, Callable
+
+from kube.errors import (AlreadyExists, BadRequest, Conflict, Invalid, NotFound, RequestEntityTooLarge,
+                         ResourceExpired, ServiceUnavailable)
+from kube.resources import ResourceInfo
+from kube.selectors import FieldSelector, LabelSelector
+from apiserver.registry.strategy import Obj, Strategy
+from apiserver.storage import errors as serr
+from apiserver.storage.interface import KeyValue, Storage
+
+__all__ = ["RegistryStore", "DeleteOptions", "ListOptions", "now_rfc3339"]
+
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def now_rfc3339(offset_seconds: int = 0) -> str:
+    t = datetime.now(timezone.utc) + timedelta(seconds=offset_seconds)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    grace_period_seconds: int | None = None
+    propagation_policy: str | None = None
+    precondition_uid: str | None = None
+    precondition_resource_version: str | None = None
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    label_selector: LabelSelector = LabelSelector()
+    field_selector: FieldSelector = FieldSelector()
+    limit: int = 0
+    continue_token: str | None = None
+    resource_version: str | None = None
+
+
+def _encode(obj: Obj) -> bytes:
+    meta = obj.get("metadata") or {}
+    rv = meta.pop("resourceVersion", None)
+    try:
+        return json.dumps(obj, separators=(",", ":")).encode()
+    finally:
+        if rv is not None:
+            meta["resourceVersion"] = rv
+
+
+class RegistryStore:
+    """CRUD and watch for one resource on top of a Storage."""
+
+    def __init__(self, storage: Storage, info: ResourceInfo, strategy: Strategy, *, prefix: str = "/registry",
+                 max_object_bytes: int = 1536 * 1024) -> None:
+        self.storage, self.info, self.strategy = storage, info, strategy
+        self.root = f"{prefix.rstrip('/')}/{info.plural}/"
+        self.max_object_bytes = max_object_bytes
+
+    # --- keys and codec ------------------------------------------------------------------
+    def key(self, namespace: str | None, name: str) -> str:
+        return f"{self.root}{namespace}/{name}" if self.info.namespaced else f"{self.root}{name}"
+
+    def prefix(self, namespace: str | None) -> str:
+        return f"{self.root}{namespace}/" if self.info.namespaced and namespace else self.root
+
+    def decode(self, value: bytes, revision: int) -> Obj:
+        obj: Obj = json.loads(value)
+        obj.setdefault("metadata", {})["resourceVersion"] = str(revision)
+        return obj
+
+    def encode(self, obj: Obj) -> bytes:
+        data = _encode(obj)
+        if len(data) > self.max_object_bytes:
+            raise RequestEntityTooLarge(f"{self.info.qualified} \"{obj['metadata'].get('name')}\" is too large: "
+                                        f"{len(data)} bytes exceeds the object size limit of "
+                                        f"{self.max_object_bytes} bytes")
+        return data
+
+    def not_found(self, name: str) -> NotFound:
+        return NotFound(f'{self.info.qualified} "{name}" not found',
+                        details={"name": name, "group": self.info.group, "kind": self.info.plural})
+
+    def conflict(self, name: str) -> Conflict:
+        return Conflict(f'Operation cannot be fulfilled on {self.info.qualified} "{name}": the object has been '
+                        "modified; please apply your changes to the latest version and try again",
+                        details={"name": name, "group": self.info.group, "kind": self.info.plural})
+
+    def invalid(self, name: str, errs: list[Any]) -> Invalid:
+        summary = ", ".join(e.cause()["message"] for e in errs)
+        return Invalid(f'{self.info.kind} "{name}" is invalid: {summary}' if len(errs) == 1 else
+                       f'{self.info.kind} "{name}" is invalid: [{summary}]',
+                       details={"name": name, "group": self.info.group, "kind": self.info.kind,
+                                "causes": [e.cause() for e in errs]})
+
+    # --- reads ---------------------------------------------------------------------------
+    async def get(self, namespace: str | None, name: str) -> Obj:
+        try:
+            kv = await self.storage.get(self.key(namespace, name))
+        except serr.KeyNotFound:
+            raise self.not_found(name) from None
+        except serr.Unavailable as e:
+            raise ServiceUnavailable(str(e)) from e
+        return self.decode(kv.value, kv.mod_revision)
+
+    def matches(self, obj: Obj, opts: ListOptions) -> bool:
+        if not opts.label_selector.empty() and not opts.label_selector.matches((obj.get("metadata") or {}).get("labels")):
+            return False
+        if not opts.field_selector.empty():
+            return opts.field_selector.matches(lambda f: self.strategy.field_value(obj, f) or "")
+        return True
+
+    def check_field_selector(self, sel: FieldSelector) -> None:
+        probe: Obj = {"metadata": {}}
+        for field in sel.fields():
+            if self.strategy.field_value(probe, field) is None:
+                raise BadRequest(f'field label not supported: {field}')
+
+    async def list(self, namespace: str | None, opts: ListOptions) -> Obj:
+        self.check_field_selector(opts.field_selector)
+        revision, start_key = 0, None
+        if opts.continue_token:
+            try:
+                token = json.loads(base64.urlsafe_b64decode(opts.continue_token.encode()))
+                revision, start_key = int(token["rv"]), str(token["start"])
+            except (ValueError, KeyError, TypeError):
+                raise BadRequest("invalid continue token") from None
+            if not start_key.startswith(self.prefix(namespace)):
+                raise BadRequest("invalid continue token")
+        items: list[Obj] = []
+        next_key: str | None = None
+        page = max(opts.limit, 0)
+        try:
+            while True:
+                res = await self.storage.list(self.prefix(namespace), revision=revision, limit=page,
+                                              start_key=start_key)
+                revision = res.revision if revision == 0 else revision
+                for kv in res.items:
+                    obj = self.decode(kv.value, kv.mod_revision)
+                    if self.matches(obj, opts):
+                        items.append(obj)
+                        if page and len(items) >= page:
+                            next_key = kv.key + "\x00"
+                            break
+                if next_key is not None or not res.more or not res.items:
+                    if next_key is not None and not res.more and res.items and next_key == res.items[-1].key + "\x00":
+                        next_key = None  # the page ended exactly at the end of the list
+                    break
+                start_key = res.items[-1].key + "\x00"
+        except serr.Compacted:
+            raise ResourceExpired("The provided continue parameter is too old to display a consistent list result. "
+                                  "You can start a new list without the continue parameter.") from None
+        except serr.Unavailable as e:
+            raise ServiceUnavailable(str(e)) from e
+        meta: Obj = {"resourceVersion": str(revision)}
+        if next_key is not None:
+            meta["continue"] = base64.urlsafe_b64encode(json.dumps({"rv": revision, "start": next_key}).encode()).decode()
+        return {"kind": self.info.list_kind, "apiVersion": self.info.api_version, "metadata": meta, "items": items}
+
+    # --- writes --------------------------------------------------------------------------
+    async def create(self, namespace: str | None, obj: Obj, *, dry_run: bool = False) -> Obj:
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata must be an object")
+        if self.info.namespaced:
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = str(meta["generateName"]) + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+        for server_field in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            meta.pop(server_field, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        if self.strategy.tracks_generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        self.strategy.prepare_for_create(obj)
+        errs = self.strategy.validate(obj)
+        if errs:
+            raise self.invalid(str(meta.get("name") or ""), errs)
+        data = self.encode(obj)
+        if dry_run:
+            return obj
+        try:
+            rev = await self.storage.create(self.key(namespace, meta["name"]), data)
+        except serr.KeyExists:
+            raise AlreadyExists(f'{self.info.qualified} "{meta["name"]}" already exists',
+                                details={"name": meta["name"], "group": self.info.group,
+                                         "kind": self.info.plural}) from None
+        except serr.Unavailable as e:
+            raise ServiceUnavailable(str(e)) from e
+        meta["resourceVersion"] = str(rev)
+        return obj
+
+    def _carry_server_fields(self, new: Obj, old: Obj) -> None:
+        nmeta, ometa = new.setdefault("metadata", {}), old["metadata"]
+        for f in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+                  "namespace"):
+            if f in ometa:
+                nmeta[f] = ometa[f]
+            else:
+                nmeta.pop(f, None)
+        new["apiVersion"], new["kind"] = self.info.api_version, self.info.kind
+
+    async def _write(self, namespace: str | None, name: str, mutate: Callable[[Obj, KeyValue], Obj], *,
+                     subresource: str | None, dry_run: bool) -> Obj:
+        """Read-modify-CAS loop shared by update and patch; returns the object as stored."""
+        result: dict[str, Obj] = {}
+        key = self.key(namespace, name)
+
+        async def try_update(kv: KeyValue) -> bytes | None:
+            old = self.decode(kv.value, kv.mod_revision)
+            new = mutate(copy.deepcopy(old), kv)
+            if not isinstance(new, dict):
+                raise BadRequest("the patched object is not a JSON object")
+            new_meta = new.get("metadata")
+            if not isinstance(new_meta, dict):
+                raise BadRequest("metadata must be an object")
+            rv = new_meta.get("resourceVersion")
+            if rv not in (None, "") and str(rv) != str(kv.mod_revision):
+                raise self.conflict(name)
+            if new_meta.get("name") != name:
+                raise BadRequest(f"the name of the object ({new_meta.get('name')}) does not match the name on the "
+                                 f"URL ({name})")
+            self._carry_server_fields(new, old)
+            self.strategy.prepare_for_update(new, old, subresource=subresource)
+            errs = self.strategy.validate_update(new, old)
+            if errs:
+                raise self.invalid(name, errs)
+            new["metadata"]["resourceVersion"] = str(kv.mod_revision)
+            result["obj"] = new
+            if new == old or dry_run:
+                return None
+            return self.encode(new)
+
+        try:
+            kv = await self.storage.guaranteed_update(key, try_update)
+        except serr.KeyNotFound:
+            raise self.not_found(name) from None
+        except serr.Unavailable as e:
+            raise ServiceUnavailable(str(e)) from e
+        obj = result["obj"]
+        obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+        if not dry_run and self._ready_to_remove(obj):
+            await self._remove(key, kv.mod_revision)
+        return obj
+
+    def _ready_to_remove(self, obj: Obj) -> bool:
+        meta = obj.get("metadata") or {}
+        if not meta.get("deletionTimestamp") or meta.get("finalizers"):
+            return False
+        return self.info.kind != "Pod" or not meta.get("deletionGracePeriodSeconds")
+
+    async def _remove(self, key: str, revision: int) -> None:
+        try:
+            await self.storage.delete(key, expected_revision=revision)
+        except (serr.KeyNotFound, serr.RevisionConflict):
+            pass  # someone else wrote or removed it first; their write decides
+
+    async def update(self, namespace: str | None, name: str, obj: Obj, *, subresource: str | None = None,
+                     dry_run: bool = False) -> Obj:
+        def replace(_old: Obj, _kv: KeyValue) -> Obj:
+            return copy.deepcopy(obj)
+        return await self._write(namespace, name, replace, subresource=subresource, dry_run=dry_run)
+
+    async def patch(self, namespace: str | None, name: str, apply: Callable[[Obj], Obj], *,
+                    subresource: str | None = None, dry_run: bool = False) -> Obj:
+        def patched(old: Obj, _kv: KeyValue) -> Obj:
+            return apply(old)
+        return await self._write(namespace, name, patched, subresource=subresource, dry_run=dry_run)
+
+    async def delete(self, namespace: str | None, name: str, opts: DeleteOptions) -> Obj:
+        key = self.key(namespace, name)
+        while True:
+            try:
+                kv = await self.storage.get(key)
+            except serr.KeyNotFound:
+                raise self.not_found(name) from None
+            except serr.Unavailable as e:
+                raise ServiceUnavailable(str(e)) from e
+            obj = self.decode(kv.value, kv.mod_revision)
+            meta = obj["metadata"]
+            if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
+                raise Conflict(f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object "
+                               f"meta: {meta.get('uid')}")
+            if opts.precondition_resource_version and opts.precondition_resource_version != meta["resourceVersion"]:
+                raise Conflict(f"Precondition failed: ResourceVersion in precondition: "
+                               f"{opts.precondition_resource_version}, ResourceVersion in object meta: "
+                               f"{meta['resourceVersion']}")
+            grace = self.strategy.graceful_delete_seconds(obj, opts.grace_period_seconds)
+            pending = meta.get("deletionTimestamp")
+            if pending and grace > 0 and meta.get("deletionGracePeriodSeconds") is not None:
+                grace = min(grace, int(meta["deletionGracePeriodSeconds"]))
+            if grace == 0 and not meta.get("finalizers"):
+                if opts.dry_run:
+                    return obj
+                try:
+                    _, rev = await self.storage.delete(key, expected_revision=kv.mod_revision)
+                except serr.RevisionConflict:
+                    continue
+                except serr.KeyNotFound:
+                    raise self.not_found(name) from None
+                return obj
+            # Graceful or finalizer-held deletion: mark the object and let its owners finish.
+            if pending and (meta.get("deletionGracePeriodSeconds") or 0) == grace:
+                return obj
+            meta["deletionTimestamp"] = pending if pending and grace else now_rfc3339(grace)
+            if self.info.kind == "Pod" or grace:
+                meta["deletionGracePeriodSeconds"] = grace
+            if opts.dry_run:
+                return obj
+            try:
+                rev = await self.storage.update(key, self.encode(obj), expected_revision=kv.mod_revision)
+            except serr.RevisionConflict:
+                continue
+            except serr.KeyNotFound:
+                raise self.not_found(name) from None
+            meta["resourceVersion"] = str(rev)
+            if self._ready_to_remove(obj):
+                await self._remove(key, rev)
+            return obj
+
+    # --- watch ---------------------------------------------------------------------------
+    async def watch(self, namespace: str | None, opts: ListOptions) -> AsyncIterator[Obj]:
+        """Yield watch events `{"type", "object"}` for this collection, filtered by the selectors.
+
+        With no resourceVersion (or "0") the current objects come first as ADDED events.
+        An object that starts or stops matching the selectors arrives as ADDED or DELETED,
+        as in Kubernetes. A compacted start revision raises ResourceExpired.
+        """
+        self.check_field_selector(opts.field_selector)
+        prefix = self.prefix(namespace)
+        rv = opts.resource_version or ""
+        if rv in ("", "0"):
+            try:
+                res = await self.storage.list(prefix)
+            except serr.Unavailable as e:
+                raise ServiceUnavailable(str(e)) from e
+            after = res.revision
+            for kv in res.items:
+                obj = self.decode(kv.value, kv.mod_revision)
+                if self.matches(obj, opts):
+                    yield {"type": "ADDED", "object": obj}
+        else:
+            try:
+                after = int(rv)
+            except ValueError:
+                raise BadRequest(f"invalid resource version: {rv}") from None
+        try:
+            async for ev in self.storage.watch(prefix, after_revision=after):
+                out = self._translate(ev, opts)
+                if out is not None:
+                    yield out
+        except serr.Compacted as e:
+            raise ResourceExpired(f"too old resource version: {after} ({e.compacted_revision})") from None
+
+    def _translate(self, ev: Any, opts: ListOptions) -> Obj | None:
+        if ev.type == "PROGRESS":
+            return {"type": "BOOKMARK", "object": {"kind": self.info.kind, "apiVersion": self.info.api_version,
+                                                   "metadata": {"resourceVersion": str(ev.revision)}}}
+        obj = self.decode(ev.value, ev.revision)
+        if ev.type == "DELETED":
+            return {"type": "DELETED", "object": obj} if self.matches(obj, opts) else None
+        now = self.matches(obj, opts)
+        before = ev.type == "MODIFIED" and ev.prev_value is not None and \
+            self.matches(self.decode(ev.prev_value, ev.revision), opts)
+        if now and before:
+            return {"type": "MODIFIED", "object": obj}
+        if now:
+            return {"type": "ADDED", "object": obj}
+        if before:
+            return {"type": "DELETED", "object": obj}
+        return None

@@ -1,0 +1,163 @@
+"""The strategies of the kinds that need more than the default behaviour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kube.errors import FieldError
+from kube.resources import RESOURCES, ResourceInfo
+from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
+
+__all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy"]
+
+
+def _validate_containers(spec: dict[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or not containers:
+        return [FieldError(f"{path}.containers", "Required value", reason="FieldValueRequired")]
+    seen: set[str] = set()
+    for i, c in enumerate(containers):
+        if not isinstance(c, dict):
+            errs.append(FieldError(f"{path}.containers[{i}]", "Invalid value: must be an object"))
+            continue
+        name = c.get("name")
+        if not name:
+            errs.append(FieldError(f"{path}.containers[{i}].name", "Required value", reason="FieldValueRequired"))
+        elif name in seen:
+            errs.append(FieldError(f"{path}.containers[{i}].name", f'Duplicate value: "{name}"',
+                                   reason="FieldValueDuplicate"))
+        seen.add(str(name))
+        if not c.get("image"):
+            errs.append(FieldError(f"{path}.containers[{i}].image", "Required value", reason="FieldValueRequired"))
+    return errs
+
+
+class PodStrategy(Strategy):
+    selectable_fields = {
+        "spec.nodeName": "spec.nodeName", "spec.schedulerName": "spec.schedulerName",
+        "spec.serviceAccountName": "spec.serviceAccountName", "spec.hostNetwork": "spec.hostNetwork",
+        "spec.restartPolicy": "spec.restartPolicy", "status.phase": "status.phase",
+        "status.podIP": "status.podIP", "status.nominatedNodeName": "status.nominatedNodeName",
+    }
+
+    def default_status(self, obj: Obj) -> None:
+        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("schedulerName", "default-scheduler")
+        spec.setdefault("restartPolicy", "Always")
+        spec.setdefault("terminationGracePeriodSeconds", 30)
+        spec.setdefault("dnsPolicy", "ClusterFirst")
+        for c in spec.get("containers") or []:
+            if isinstance(c, dict):
+                c.setdefault("imagePullPolicy", "Always" if str(c.get("image", "")).endswith(":latest")
+                             or ":" not in str(c.get("image", "")).rsplit("/", 1)[-1] else "IfNotPresent")
+                c.setdefault("terminationMessagePath", "/dev/termination-log")
+                c.setdefault("terminationMessagePolicy", "File")
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        errs = validate_object_meta(obj, namespaced=True)
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return errs + [FieldError("spec", "Required value", reason="FieldValueRequired")]
+        errs += _validate_containers(spec, "spec")
+        rp = spec.get("restartPolicy")
+        if rp not in (None, "Always", "OnFailure", "Never"):
+            errs.append(FieldError("spec.restartPolicy", f'Unsupported value: "{rp}": supported values: "Always", '
+                                   '"OnFailure", "Never"', reason="FieldValueNotSupported"))
+        return errs
+
+    def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        # An unscheduled or finished pod has nothing running to stop: delete it at once.
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        if requested is not None:
+            return max(0, requested)
+        return int(spec.get("terminationGracePeriodSeconds", 30))
+
+
+class NamespaceStrategy(Strategy):
+    selectable_fields = {"status.phase": "status.phase"}
+
+    def default_status(self, obj: Obj) -> None:
+        obj["status"] = {"phase": "Active"}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return validate_object_meta(obj, namespaced=False, label_name=True)
+
+
+class NodeStrategy(Strategy):
+    selectable_fields = {"spec.unschedulable": "spec.unschedulable"}
+
+
+class EventStrategy(Strategy):
+    selectable_fields = {
+        "involvedObject.kind": "involvedObject.kind", "involvedObject.namespace": "involvedObject.namespace",
+        "involvedObject.name": "involvedObject.name", "involvedObject.uid": "involvedObject.uid",
+        "involvedObject.apiVersion": "involvedObject.apiVersion",
+        "involvedObject.resourceVersion": "involvedObject.resourceVersion",
+        "involvedObject.fieldPath": "involvedObject.fieldPath", "reason": "reason", "type": "type",
+        "source": "source.component", "reportingComponent": "reportingComponent",
+    }
+
+
+class WorkloadStrategy(Strategy):
+    """Deployments and ReplicaSets: generation tracks spec; the template must match the selector."""
+
+    tracks_generation = True
+
+    def default_status(self, obj: Obj) -> None:
+        obj["status"] = {}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        obj.setdefault("spec", {}).setdefault("replicas", 1)
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        from kube.selectors import selector_from_label_selector
+
+        errs = validate_object_meta(obj, namespaced=True)
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return errs + [FieldError("spec", "Required value", reason="FieldValueRequired")]
+        replicas = spec.get("replicas")
+        if replicas is not None and (not isinstance(replicas, int) or replicas < 0):
+            errs.append(FieldError("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0"))
+        selector = spec.get("selector")
+        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
+            errs.append(FieldError("spec.selector", "Required value", reason="FieldValueRequired"))
+        else:
+            try:
+                sel = selector_from_label_selector(selector)
+                labels = (template.get("metadata") or {}).get("labels") or {}
+                if not sel.matches(labels):
+                    errs.append(FieldError("spec.template.metadata.labels",
+                                           f"Invalid value: {labels!r}: `selector` does not match template `labels`"))
+            except (ValueError, KeyError, TypeError) as e:
+                errs.append(FieldError("spec.selector", f"Invalid value: {e}"))
+        tspec = template.get("spec")
+        if not isinstance(tspec, dict):
+            errs.append(FieldError("spec.template.spec", "Required value", reason="FieldValueRequired"))
+        else:
+            errs += _validate_containers(tspec, "spec.template.spec")
+        return errs
+
+
+def strategy_for(info: ResourceInfo) -> Strategy:
+    by_kind: dict[str, type[Strategy]] = {
+        "Pod": PodStrategy, "Namespace": NamespaceStrategy, "Node": NodeStrategy, "Event": EventStrategy,
+        "Deployment": WorkloadStrategy, "ReplicaSet": WorkloadStrategy,
+    }
+    return by_kind.get(info.kind, Strategy)(info)
+
+
+ALL_STRATEGIES = {r.plural: strategy_for(r) for r in RESOURCES}

@@ -1,0 +1,125 @@
+"""Per-kind behaviour plugged into the generic registry: what the server sets, resets and checks.
+
+Mirrors apiserver's rest.RESTCreateStrategy / RESTUpdateStrategy: `prepare_for_create` and
+`prepare_for_update` normalise an incoming object (drop status on the main resource, keep
+spec on the status subresource, bump generation on spec changes), `validate*` return every
+field error at once, `field_value` backs field selectors, and `graceful_delete_seconds`
+decides whether a DELETE only marks the object (pods on a node).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from kube.errors import FieldError
+from kube.resources import ResourceInfo
+
+__all__ = ["Strategy", "DNS1123_SUBDOMAIN", "validate_object_meta"]
+
+Obj = dict[str, Any]
+
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def validate_object_meta(obj: Obj, *, namespaced: bool, label_name: bool = False) -> list[FieldError]:
+    errs: list[FieldError] = []
+    meta = obj.get("metadata") or {}
+    name = meta.get("name")
+    if not name:
+        errs.append(FieldError("metadata.name", "Required value: name or generateName is required",
+                               reason="FieldValueRequired"))
+    elif label_name and (len(name) > 63 or not DNS1123_LABEL.match(name)):
+        errs.append(FieldError("metadata.name", f'Invalid value: "{name}": a lowercase RFC 1123 label must consist '
+                               "of lower case alphanumeric characters or '-', and must start and end with an "
+                               "alphanumeric character"))
+    elif len(name) > 253 or not DNS1123_SUBDOMAIN.match(name):
+        errs.append(FieldError("metadata.name", f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must '
+                               "consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+                               "with an alphanumeric character"))
+    for field in ("labels", "annotations"):
+        value = meta.get(field)
+        if value is not None and (not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())):
+            errs.append(FieldError(f"metadata.{field}", "Invalid value: must be a map of string to string"))
+    return errs
+
+
+class Strategy:
+    """The default behaviour; kinds override what differs."""
+
+    tracks_generation = False
+    # Extra field-selector fields beyond metadata.name / metadata.namespace.
+    selectable_fields: dict[str, str] = {}
+
+    def __init__(self, info: ResourceInfo) -> None:
+        self.info = info
+
+    # -- create / update -----------------------------------------------------------------
+    def prepare_for_create(self, obj: Obj) -> None:
+        if self.info.has_status:
+            obj.pop("status", None)
+            self.default_status(obj)
+
+    def default_status(self, obj: Obj) -> None:
+        """Status a fresh object starts with (the main resource never sets status)."""
+
+    def prepare_for_update(self, new: Obj, old: Obj, *, subresource: str | None) -> None:
+        if subresource == "binding":
+            return  # the binding handler itself changes exactly spec.nodeName and the PodScheduled condition
+        if subresource == "status":
+            status = new.get("status")
+            meta = new.get("metadata") or {}
+            new.clear()
+            new.update(copy.deepcopy(old))
+            if status is not None:
+                new["status"] = status
+            else:
+                new.pop("status", None)
+            # Status writers may change labels and annotations only through the main resource.
+            new["metadata"]["resourceVersion"] = meta.get("resourceVersion")
+            return
+        if self.info.has_status:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            else:
+                new.pop("status", None)
+        if self.tracks_generation:
+            gen = int((old.get("metadata") or {}).get("generation") or 1)
+            if self.spec_of(new) != self.spec_of(old):
+                gen += 1
+            new["metadata"]["generation"] = gen
+
+    def spec_of(self, obj: Obj) -> Any:
+        """What counts as the spec for generation bumps (everything but metadata and status)."""
+        return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return validate_object_meta(obj, namespaced=self.info.namespaced)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return self.validate(new)
+
+    # -- delete --------------------------------------------------------------------------
+    def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
+        """Seconds of grace before the object is really removed; 0 means delete now."""
+        return 0
+
+    # -- field selectors -----------------------------------------------------------------
+    def field_value(self, obj: Obj, field: str) -> str | None:
+        """The value of a selectable field, or None when the field cannot be selected on."""
+        meta = obj.get("metadata") or {}
+        if field == "metadata.name":
+            return str(meta.get("name") or "")
+        if field == "metadata.namespace":
+            return str(meta.get("namespace") or "")
+        path = self.selectable_fields.get(field)
+        if path is None:
+            return None
+        node: Any = obj
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, bool):
+            return "true" if node else "false"
+        return "" if node is None else str(node)

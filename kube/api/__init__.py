@@ -1,0 +1,15 @@
+"""Typed wire models for the kinds picokube serves (k8s.io/api in miniature)."""
+
+from kube.api.apps_v1 import *  # noqa: F403
+from kube.api.apps_v1 import __all__ as _apps
+from kube.api.base import KubeModel, KubeObject, T_Object
+from kube.api.coordination_v1 import *  # noqa: F403
+from kube.api.coordination_v1 import __all__ as _coord
+from kube.api.core_v1 import *  # noqa: F403
+from kube.api.core_v1 import __all__ as _core
+from kube.api.meta import *  # noqa: F403
+from kube.api.meta import __all__ as _meta
+from kube.api.registry import model_for_kind, model_for_resource
+
+__all__ = ["KubeModel", "KubeObject", "T_Object", "model_for_kind", "model_for_resource",
+           *_apps, *_coord, *_core, *_meta]

@@ -1,0 +1,88 @@
+"""The reconcile loop every controller runs: Request in, Result out, retries owned here.
+
+Mirrors controller-runtime's reconcile package and `reconcileHandler`:
+- `reconcile(req)` is level-based: it reads current state from listers, never trusts the
+  event that queued the key, and must be safe to run twice;
+- an exception requeues the key with per-item backoff (a `Conflict` is routine and logged
+  at DEBUG); `TerminalError` is logged and not retried;
+- `Result(requeue_after=s)` re-queues after s seconds; success forgets the backoff;
+- one key is never reconciled by two workers at once (the work queue guarantees it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from kube.errors import Conflict
+from kube.workqueue import ShutDown, WorkQueue
+
+__all__ = ["Request", "Result", "TerminalError", "Reconciler", "run_workers", "split_key"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Request:
+    namespace: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True)
+class Result:
+    requeue_after: float | None = None
+
+
+class TerminalError(Exception):
+    """A failure that retrying cannot fix; the key is not requeued."""
+
+
+Reconciler = Callable[[Request], Awaitable[Result | None]]
+
+
+def split_key(key: str) -> Request:
+    ns, _, name = key.rpartition("/")
+    return Request(ns, name)
+
+
+async def _worker(name: str, queue: WorkQueue[str], reconcile: Reconciler) -> None:
+    while True:
+        try:
+            key = await queue.get()
+        except ShutDown:
+            return
+        try:
+            result = await reconcile(split_key(key))
+        except asyncio.CancelledError:
+            queue.done(key)
+            raise
+        except TerminalError as e:
+            logger.error("Reconcile failed permanently", extra={"controller": name, "key": key, "error": str(e)})
+            queue.forget(key)
+        except Conflict as e:
+            logger.debug("Reconcile conflict, will retry", extra={"controller": name, "key": key, "error": str(e)})
+            queue.add_rate_limited(key)
+        except Exception as e:
+            logger.warning("Reconcile failed, will retry",
+                           extra={"controller": name, "key": key, "error": repr(e),
+                                  "attempt": queue.num_requeues(key) + 1})
+            queue.add_rate_limited(key)
+        else:
+            queue.forget(key)
+            if result is not None and result.requeue_after is not None:
+                queue.add_after(key, result.requeue_after)
+        finally:
+            queue.done(key)
+
+
+async def run_workers(name: str, queue: WorkQueue[str], reconcile: Reconciler, workers: int = 1) -> None:
+    """Run `workers` reconcile loops over `queue` until cancelled or the queue shuts down."""
+    async with asyncio.TaskGroup() as tg:
+        for _ in range(workers):
+            tg.create_task(_worker(name, queue, reconcile))

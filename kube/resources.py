@@ -1,0 +1,98 @@
+"""The kinds picokube serves: group, version, kind, plural, scope, short names, subresources.
+
+This table is the one place that maps between the names users type (`po`, `deploy`), URL
+paths (`/apis/apps/v1/namespaces/x/deployments`) and kinds. The API server builds routing and
+discovery from it; clients and pkctl resolve names with it. Mirrors the RESTMapper idea of
+apimachinery, reduced to a static list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["ResourceInfo", "RESOURCES", "resource_for_kind", "resource_for_plural", "resolve_resource"]
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """Static facts about one served resource."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    has_status: bool = field(default=False)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def qualified(self) -> str:
+        """`pods`, `deployments.apps`: the spelling used in Status messages."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def base_path(self, namespace: str | None = None) -> str:
+        """The collection URL path, namespaced when `namespace` is given."""
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            return f"{root}/namespaces/{namespace}/{self.plural}"
+        return f"{root}/{self.plural}"
+
+    def object_path(self, name: str, namespace: str | None = None, subresource: str | None = None) -> str:
+        path = f"{self.base_path(namespace)}/{name}"
+        return f"{path}/{subresource}" if subresource else path
+
+
+RESOURCES: tuple[ResourceInfo, ...] = (
+    ResourceInfo("", "v1", "Namespace", "namespaces", "namespace", False, ("ns",),
+                 subresources=("status", "finalize"), has_status=True),
+    ResourceInfo("", "v1", "Node", "nodes", "node", False, ("no",), subresources=("status",), has_status=True),
+    ResourceInfo("", "v1", "Pod", "pods", "pod", True, ("po",), ("all",),
+                 subresources=("status", "binding", "log"), has_status=True),
+    ResourceInfo("", "v1", "Event", "events", "event", True, ("ev",)),
+    ResourceInfo("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
+    ResourceInfo("", "v1", "Secret", "secrets", "secret", True),
+    ResourceInfo("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ("sa",)),
+    ResourceInfo("apps", "v1", "Deployment", "deployments", "deployment", True, ("deploy",), ("all",),
+                 subresources=("status", "scale"), has_status=True),
+    ResourceInfo("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ("rs",), ("all",),
+                 subresources=("status", "scale"), has_status=True),
+    ResourceInfo("coordination.k8s.io", "v1", "Lease", "leases", "lease", True),
+)
+
+_BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}
+_BY_PLURAL = {(r.group, r.plural): r for r in RESOURCES}
+
+
+def resource_for_kind(api_version: str, kind: str) -> ResourceInfo | None:
+    """The resource serving `kind` in `api_version` (`apps/v1`, `Deployment`), or None."""
+    return _BY_KIND.get((api_version, kind))
+
+
+def resource_for_plural(group: str, plural: str) -> ResourceInfo | None:
+    return _BY_PLURAL.get((group, plural))
+
+
+def resolve_resource(name: str) -> ResourceInfo | None:
+    """Resolve what a user typed (`po`, `pods`, `pod`, `Pod`, `deployments.apps`) to a resource."""
+    lowered = name.lower()
+    base, _, group = lowered.partition(".")
+    for r in RESOURCES:
+        if group and r.group != group:
+            continue
+        if base in (r.plural, r.singular, r.kind.lower()) or base in r.short_names:
+            return r
+    return None
