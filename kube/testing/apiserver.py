@@ -9,6 +9,10 @@ own key prefix, so tests sharing one etcd never see each other's objects), waits
         path = api.kubeconfig("admin")                      # or api.node_kubeconfig("node-1")
         async with api.client("admin") as client: ...
 
+In pytest, use the module-scoped fixture `api` (tests/conftest.py), which yields a started
+harness on the session's etcd: `def test_x(api): subprocess.run([... "--kubeconfig", str(api.kubeconfig("scheduler"))])`.
+Each test should use its own namespace or object names, since the module shares one server.
+
 Identities: "admin" (system:masters), "controller-manager", "scheduler", and any node name
 passed in `nodes` (user system:node:<name>, group system:nodes).
 """
