@@ -20,13 +20,14 @@ from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from kube.errors import ApiError, InternalError, NotFound, Unauthorized
+from kube.errors import ApiError, InternalError, NotAcceptable, NotFound, Unauthorized
 from kube.resources import RESOURCES
 from apiserver.authn import ANONYMOUS_PATHS, TokenFileAuthenticator, UnionAuthenticator, UserInfo
 from apiserver.config import ApiServerConfig
 from apiserver.endpoints import discovery
 from apiserver.endpoints.resources import ResourceHandler, json_response
 from apiserver.metrics import Metrics
+from apiserver.openapi import documents
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.kinds import strategy_for
 from apiserver.storage import Etcd3Storage
@@ -154,6 +155,24 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
             if g["name"] == group:
                 return json_response({"kind": "APIGroup", "apiVersion": "v1", **g})
         raise NotFound("the server could not find the requested resource")
+
+    @app.get("/openapi/v2")
+    async def openapi_v2(request: Request) -> Response:
+        if "json" not in request.headers.get("accept", "application/json") and "*/*" not in request.headers.get(
+                "accept", ""):
+            raise NotAcceptable("only application/json is served for /openapi/v2")
+        return Response(documents.openapi_v2(), media_type="application/json")
+
+    @app.get("/openapi/v3")
+    async def openapi_v3_index() -> Response:
+        return json_response(documents.openapi_v3_index())
+
+    @app.get("/openapi/v3/{gv:path}")
+    async def openapi_v3(gv: str) -> Response:
+        body = documents.openapi_v3_group(gv)
+        if body is None:
+            raise NotFound("the server could not find the requested resource")
+        return Response(body, media_type="application/json", headers={"Cache-Control": "public, immutable"})
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 

@@ -19,6 +19,8 @@ from kube.errors import (ApiError, BadRequest, Conflict, MethodNotAllowed, NotFo
                          UnsupportedMediaType)
 from kube.selectors import parse_field_selector, parse_label_selector
 from apiserver.endpoints.paths import ResourcePath, parse_resource_path
+from apiserver.endpoints.tables import to_table, wants_table
+from apiserver.openapi.schema import node_for_gvk, prune_unknown_fields
 from apiserver.registry.generic import DeleteOptions, ListOptions, RegistryStore, now_rfc3339
 from apiserver.registry.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 
@@ -33,8 +35,35 @@ _PATCHERS = {
 }
 
 
-def json_response(body: Any, status_code: int = 200) -> Response:
-    return Response(json.dumps(body, separators=(",", ":")), status_code=status_code, media_type="application/json")
+def json_response(body: Any, status_code: int = 200, *, warnings: list[str] | None = None) -> Response:
+    headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
+    return Response(json.dumps(body, separators=(",", ":")), status_code=status_code, media_type="application/json",
+                    headers=headers)
+
+
+def _field_validation(request: Request) -> str:
+    value = request.query_params.get("fieldValidation") or "Warn"
+    if value not in ("Strict", "Warn", "Ignore"):
+        raise BadRequest(f'fieldValidation: Unsupported value: "{value}": supported values: "Ignore", "Strict", '
+                         f'"Warn"')
+    return value
+
+
+def check_unknown_fields(request: Request, path: ResourcePath, obj: dict[str, Any]) -> list[str]:
+    """Prune fields the kind does not declare; 400 for them under Strict, warnings under Warn."""
+    info = path.info
+    node = node_for_gvk(info.group, info.version, "Binding" if path.subresource == "binding" else info.kind)
+    if node is None:
+        return []
+    mode = _field_validation(request)
+    unknown = prune_unknown_fields(obj, node)
+    if not unknown or mode == "Ignore":
+        return []
+    messages = [f'unknown field "{u}"' for u in unknown]
+    if mode == "Strict":
+        raise BadRequest(f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+                         f"strict decoding error: {', '.join(messages)}")
+    return [m.replace('"', '\\"') for m in messages]
 
 
 def _int_param(request: Request, name: str) -> int | None:
@@ -127,7 +156,8 @@ class ResourceHandler:
             if method == "GET":
                 if _truthy(request.query_params.get("watch")):
                     return await self.watch(request, path)
-                return json_response(await self.store(path).list(path.namespace, self.list_options(request)))
+                listed = await self.store(path).list(path.namespace, self.list_options(request))
+                return self.render_list(request, path, listed)
             if method == "POST":
                 return await self.create(request, path)
             if method == "DELETE":
@@ -137,20 +167,88 @@ class ResourceHandler:
             if method != "POST":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
             return await self.bind(request, path)
-        if path.subresource in ("log", "scale", "finalize"):
+        if path.subresource == "scale":
+            return await self.scale(request, path)
+        if path.subresource in ("log", "finalize"):
             raise NotFound(f"the server could not find the requested resource ({path.subresource})")
         store = self.store(path)
         if method == "GET":
-            return json_response(await store.get(path.namespace, path.name))
+            obj = await store.get(path.namespace, path.name)
+            if wants_table(request.headers.get("accept", "")) and path.subresource is None:
+                return json_response(to_table(path.info.kind, [obj], list_meta={
+                    "resourceVersion": obj["metadata"].get("resourceVersion")},
+                    include_object=request.query_params.get("includeObject", "Metadata")))
+            return json_response(obj)
         if method == "PUT":
             body = await self.object_body(request, path)
+            warnings = check_unknown_fields(request, path, body)
             return json_response(await store.update(path.namespace, path.name, body, subresource=path.subresource,
-                                                    dry_run=_dry_run(request)))
+                                                    dry_run=_dry_run(request)), warnings=warnings)
         if method == "PATCH":
             return await self.patch(request, path)
         if method == "DELETE" and path.subresource is None:
             return json_response(await store.delete(path.namespace, path.name, await self.delete_options(request)))
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
+
+    def render_list(self, request: Request, path: ResourcePath, listed: dict[str, Any]) -> Response:
+        if wants_table(request.headers.get("accept", "")):
+            return json_response(to_table(path.info.kind, listed["items"], list_meta=listed["metadata"],
+                                          include_object=request.query_params.get("includeObject", "Metadata")))
+        return json_response(listed)
+
+    async def scale(self, request: Request, path: ResourcePath) -> Response:
+        """The autoscaling/v1 Scale view of a workload: reads and writes spec.replicas only."""
+        store = self.store(path)
+        assert path.name is not None
+
+        def as_scale(obj: dict[str, Any]) -> dict[str, Any]:
+            meta = obj["metadata"]
+            spec, status = obj.get("spec") or {}, obj.get("status") or {}
+            from kube.selectors import format_label_selector, selector_from_label_selector
+            return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                    "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                                      "creationTimestamp") if k in meta},
+                    "spec": {"replicas": spec.get("replicas", 1)},
+                    "status": {"replicas": status.get("replicas") or 0,
+                               "selector": format_label_selector(selector_from_label_selector(spec.get("selector")))}}
+
+        if request.method == "GET":
+            return json_response(as_scale(await store.get(path.namespace, path.name)))
+        if request.method not in ("PUT", "PATCH"):
+            raise MethodNotAllowed("the server does not allow this method on the requested resource")
+        body = await self.body(request)
+        content_type = request.headers.get("content-type", "application/json").split(";")[0].strip()
+
+        def rescale(obj: dict[str, Any]) -> dict[str, Any]:
+            current = as_scale(obj)
+            if request.method == "PUT":
+                wanted = body
+            else:
+                patcher = _PATCHERS.get(content_type)
+                if patcher is None:
+                    raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
+                                               f"types include: {', '.join(_PATCHERS)}")
+                try:
+                    wanted = patcher(current, body)
+                except PatchError as e:
+                    raise BadRequest(str(e)) from None
+            if not isinstance(wanted, dict):
+                raise BadRequest("the request body must be a Scale object")
+            replicas = (wanted.get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int) or replicas < 0:
+                from kube.errors import Invalid
+                raise Invalid(f'Scale.autoscaling "{path.name}" is invalid: spec.replicas: Invalid value: '
+                              f"{replicas}: must be greater than or equal to 0",
+                              details={"name": path.name, "group": "autoscaling", "kind": "Scale",
+                                       "causes": [{"reason": "FieldValueInvalid", "field": "spec.replicas",
+                                                   "message": "must be greater than or equal to 0"}]})
+            rv = (wanted.get("metadata") or {}).get("resourceVersion")
+            obj.setdefault("spec", {})["replicas"] = replicas
+            obj["metadata"]["resourceVersion"] = rv or obj["metadata"]["resourceVersion"]
+            return obj
+
+        updated = await store.patch(path.namespace, path.name, rescale, dry_run=_dry_run(request))
+        return json_response(as_scale(updated))
 
     async def create(self, request: Request, path: ResourcePath) -> Response:
         body = await self.object_body(request, path)
@@ -161,8 +259,9 @@ class ResourceHandler:
                 raise BadRequest("the namespace of the object is required")
         if path.info.namespaced:
             await self.require_namespace(namespace)
+        warnings = check_unknown_fields(request, path, body)
         obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request))
-        return json_response(obj, 201)
+        return json_response(obj, 201, warnings=warnings)
 
     async def require_namespace(self, namespace: str | None) -> None:
         ns_store = self.stores["namespaces"]
@@ -184,18 +283,26 @@ class ResourceHandler:
         patch_doc = await self.body(request)
         if patch_doc is None:
             raise BadRequest("the patch body is empty")
+        node = node_for_gvk(path.info.group, path.info.version, path.info.kind)
+        warnings: list[str] = []
 
         def apply(old: dict[str, Any]) -> dict[str, Any]:
             try:
-                result = patcher(old, patch_doc)
+                if patcher is strategic_merge_patch:
+                    result = strategic_merge_patch(old, patch_doc, node)
+                else:
+                    result = patcher(old, patch_doc)
             except PatchError as e:
                 raise BadRequest(str(e)) from None
-            return result if isinstance(result, dict) else {}
+            if not isinstance(result, dict):
+                raise BadRequest("the patched object is not a JSON object")
+            warnings[:] = check_unknown_fields(request, path, result)
+            return result
 
         assert path.name is not None
         obj = await self.store(path).patch(path.namespace, path.name, apply, subresource=path.subresource,
                                            dry_run=_dry_run(request))
-        return json_response(obj)
+        return json_response(obj, warnings=warnings)
 
     async def delete_options(self, request: Request) -> DeleteOptions:
         body = await self.body(request)
@@ -277,19 +384,31 @@ class ResourceHandler:
                 return StreamingResponse(iter([json.dumps({"type": "ERROR", "object": e.status}) + "\n"]),
                                          media_type="application/json")
             raise
-        return StreamingResponse(self._stream(events, first, first_task, timeout), media_type="application/json")
+        table_kind = path.info.kind if wants_table(request.headers.get("accept", "")) else None
+        include = request.query_params.get("includeObject", "Metadata")
+
+        def encode(ev: dict[str, Any]) -> bytes:
+            if table_kind and ev["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                ev = {"type": ev["type"], "object": to_table(table_kind, [ev["object"]], include_object=include,
+                                                             list_meta={"resourceVersion": ev["object"]["metadata"]
+                                                                        .get("resourceVersion")})}
+            return (json.dumps(ev, separators=(",", ":")) + "\n").encode()
+
+        return StreamingResponse(self._stream(events, first, first_task, timeout, encode),
+                                 media_type="application/json")
 
     async def _stream(self, events: AsyncIterator[dict[str, Any]], first: dict[str, Any] | None,
-                      first_task: "asyncio.Future[dict[str, Any]] | None", timeout: int) -> AsyncIterator[bytes]:
+                      first_task: "asyncio.Future[dict[str, Any]] | None", timeout: int,
+                      encode: Any) -> AsyncIterator[bytes]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         try:
             if first is not None:
-                yield (json.dumps(first, separators=(",", ":")) + "\n").encode()
+                yield encode(first)
             elif first_task is not None:
                 try:
                     ev = await asyncio.wait_for(first_task, timeout=max(0.0, deadline - loop.time()))
-                    yield (json.dumps(ev, separators=(",", ":")) + "\n").encode()
+                    yield encode(ev)
                 except (asyncio.TimeoutError, StopAsyncIteration):
                     return
             while True:
@@ -300,7 +419,7 @@ class ResourceHandler:
                     ev = await asyncio.wait_for(events.__anext__(), timeout=remaining)
                 except (asyncio.TimeoutError, StopAsyncIteration):
                     return
-                yield (json.dumps(ev, separators=(",", ":")) + "\n").encode()
+                yield encode(ev)
         except ApiError as e:
             yield (json.dumps({"type": "ERROR", "object": e.status}) + "\n").encode()
         finally:

@@ -146,13 +146,28 @@ MERGE_KEYS: dict[str, str] = {
 MERGE_PRIMITIVE_LISTS = frozenset({"finalizers"})
 
 
-def _merge_list(field: str, original: list[Any], patch: list[Any], order: list[Any] | None) -> list[Any]:
-    key = MERGE_KEYS.get(field)
-    if key is None or not all(isinstance(p, dict) for p in patch):
-        if field in MERGE_PRIMITIVE_LISTS:
-            return original + [p for p in patch if p not in original]
+def _list_strategy(node: Any, field: str) -> tuple[str, str | None]:
+    """(strategy, merge key) for a list field, from the schema when there is one."""
+    if node is not None and getattr(node, "known", False):
+        strategy, key = node.patch_strategy(field)
+        return ("merge" if "merge" in strategy else "replace"), key
+    if field in MERGE_KEYS:
+        return "merge", MERGE_KEYS[field]
+    return ("merge" if field in MERGE_PRIMITIVE_LISTS else "replace"), None
+
+
+def _merge_list(field: str, original: list[Any], patch: list[Any], order: list[Any] | None, node: Any) -> list[Any]:
+    strategy, key = _list_strategy(node, field)
+    item_node = node.field(field).items() if node is not None else None
+    if strategy != "merge":
         return [p for p in copy.deepcopy(patch) if not (isinstance(p, dict) and "$patch" in p)]
-    if any(isinstance(p, dict) and p.get("$patch") == "replace" for p in patch):
+    if key is None or not all(isinstance(p, dict) for p in patch):
+        merged = original + [p for p in patch if p not in original]
+        if order:
+            rank = {v: i for i, v in enumerate(order) if not isinstance(v, (dict, list))}
+            merged.sort(key=lambda v: rank.get(v, len(rank)) if not isinstance(v, (dict, list)) else len(rank))
+        return merged
+    if any(p.get("$patch") == "replace" for p in patch):
         return [p for p in copy.deepcopy(patch) if p.get("$patch") != "replace"]
     result = [copy.deepcopy(o) for o in original]
     for item in patch:
@@ -166,16 +181,17 @@ def _merge_list(field: str, original: list[Any], patch: list[Any], order: list[A
             continue
         body = {k: v for k, v in item.items() if k != "$patch"}
         if idx is None:
-            result.append(strategic_merge_patch({}, body))
+            result.append(strategic_merge_patch({}, body, item_node))
         else:
-            result[idx] = strategic_merge_patch(result[idx], body)
+            result[idx] = strategic_merge_patch(result[idx], body, item_node)
     if order:
         rank = {(o.get(key) if isinstance(o, dict) else o): i for i, o in enumerate(order)}
         result.sort(key=lambda o: rank.get(o.get(key) if isinstance(o, dict) else o, len(rank)))
     return result
 
 
-def strategic_merge_patch(original: Any, patch: Any) -> Any:
+def strategic_merge_patch(original: Any, patch: Any, node: Any = None) -> Any:
+    """Apply a strategic merge patch; `node` (a SchemaNode) supplies merge keys and strategies."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
     if not isinstance(original, dict):
@@ -197,11 +213,11 @@ def strategic_merge_patch(original: Any, patch: Any) -> Any:
         if value is None:
             result.pop(key, None)
         elif isinstance(value, dict):
-            result[key] = strategic_merge_patch(result.get(key), value)
+            result[key] = strategic_merge_patch(result.get(key), value, node.field(key) if node is not None else None)
         elif isinstance(value, list):
             current = result.get(key)
             order = patch.get(f"$setElementOrder/{key}")
-            result[key] = _merge_list(key, current if isinstance(current, list) else [], value, order)
+            result[key] = _merge_list(key, current if isinstance(current, list) else [], value, order, node)
         else:
             result[key] = copy.deepcopy(value)
     if isinstance(retain, list):

@@ -1,0 +1,123 @@
+"""The served kinds' schemas (derived from the Kubernetes OpenAPI document) and what they answer.
+
+`schemas.json` beside this file is produced by `hack/derive_schema.py`. From it we answer:
+- which definition describes a group-version-kind;
+- the unknown fields of an object (for `fieldValidation=Strict|Warn|Ignore`), and the object
+  with them pruned, as Kubernetes' typed decoding prunes them;
+- per field, the strategic-merge-patch strategy and merge key, and the list type for
+  server-side apply (`SchemaNode`).
+Loaded once per process; read-only afterwards, so safe to share.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["definitions", "definition_for_gvk", "SchemaNode", "node_for_gvk", "prune_unknown_fields"]
+
+_PATH = Path(__file__).with_name("schemas.json")
+
+
+@lru_cache(maxsize=1)
+def definitions() -> dict[str, dict[str, Any]]:
+    return dict(json.loads(_PATH.read_text())["definitions"])
+
+
+@lru_cache(maxsize=None)
+def _gvk_index() -> dict[tuple[str, str, str], str]:
+    index = {}
+    for name, d in definitions().items():
+        for gvk in d.get("x-kubernetes-group-version-kind") or []:
+            index[(gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", ""))] = name
+    return index
+
+
+def definition_for_gvk(group: str, version: str, kind: str) -> str | None:
+    return _gvk_index().get((group, version, kind))
+
+
+def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    seen = 0
+    while "$ref" in schema and seen < 10:
+        schema = definitions().get(schema["$ref"].rsplit("/", 1)[-1], {})
+        seen += 1
+    return schema
+
+
+@dataclass(frozen=True)
+class SchemaNode:
+    """One position in a schema; None-safe navigation (an unknown position has an empty schema)."""
+
+    schema: dict[str, Any]
+
+    @property
+    def known(self) -> bool:
+        return bool(self.schema)
+
+    @property
+    def type(self) -> str | None:
+        t = self.schema.get("type")
+        return str(t) if t else ("object" if "properties" in self.schema else None)
+
+    def field(self, name: str) -> "SchemaNode":
+        props = self.schema.get("properties") or {}
+        if name in props:
+            return SchemaNode(_resolve(props[name]))
+        extra = self.schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            return SchemaNode(_resolve(extra))
+        return SchemaNode({})
+
+    def raw_field(self, name: str) -> dict[str, Any]:
+        return dict((self.schema.get("properties") or {}).get(name) or {})
+
+    def items(self) -> "SchemaNode":
+        items = self.schema.get("items")
+        return SchemaNode(_resolve(items)) if isinstance(items, dict) else SchemaNode({})
+
+    def patch_strategy(self, name: str) -> tuple[str, str | None]:
+        """(strategy, merge key) of a field: strategy "merge" or "replace"; "retainKeys" may be included."""
+        raw = self.raw_field(name)
+        return str(raw.get("x-kubernetes-patch-strategy") or "replace"), raw.get("x-kubernetes-patch-merge-key")
+
+    def list_type(self, name: str) -> tuple[str, list[str]]:
+        raw = self.raw_field(name)
+        return str(raw.get("x-kubernetes-list-type") or "atomic"), list(raw.get("x-kubernetes-list-map-keys") or [])
+
+    def open_ended(self) -> bool:
+        """True where any key is allowed (maps like labels, or preserve-unknown-fields)."""
+        return ("additionalProperties" in self.schema or bool(self.schema.get("x-kubernetes-preserve-unknown-fields"))
+                or (not self.schema.get("properties") and self.type == "object"))
+
+
+def node_for_gvk(group: str, version: str, kind: str) -> SchemaNode | None:
+    name = definition_for_gvk(group, version, kind)
+    return SchemaNode(definitions()[name]) if name else None
+
+
+def prune_unknown_fields(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
+    """Remove fields the schema does not declare, in place; return their paths (`spec.foo`)."""
+    unknown: list[str] = []
+    if not node.known:
+        return unknown
+    if isinstance(obj, dict) and node.type == "object" and not node.open_ended():
+        props = node.schema.get("properties") or {}
+        for key in list(obj):
+            child_path = f"{path}.{key}" if path else key
+            if key not in props:
+                unknown.append(child_path)
+                del obj[key]
+            else:
+                unknown += prune_unknown_fields(obj[key], node.field(key), child_path)
+    elif isinstance(obj, dict) and isinstance(node.schema.get("additionalProperties"), dict):
+        for key, value in obj.items():
+            unknown += prune_unknown_fields(value, node.field(key), f"{path}.{key}" if path else key)
+    elif isinstance(obj, list) and node.type == "array":
+        item = node.items()
+        for i, value in enumerate(obj):
+            unknown += prune_unknown_fields(value, item, f"{path}[{i}]")
+    return unknown
