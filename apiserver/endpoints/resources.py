@@ -20,6 +20,7 @@ from kube.errors import (ApiError, BadRequest, Conflict, MethodNotAllowed, NotFo
 from kube.selectors import parse_field_selector, parse_label_selector
 from apiserver.endpoints.paths import ResourcePath, parse_resource_path
 from apiserver.endpoints.tables import to_table, wants_table
+from apiserver.fieldmanager import apply_config, manager_from_user_agent
 from apiserver.openapi.schema import node_for_gvk, prune_unknown_fields
 from apiserver.registry.generic import DeleteOptions, ListOptions, RegistryStore, now_rfc3339
 from apiserver.registry.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
@@ -80,6 +81,10 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.lower() in ("1", "true", "t", "yes")
 
 
+def _manager(request: Request) -> str:
+    return request.query_params.get("fieldManager") or manager_from_user_agent(request.headers.get("user-agent", ""))
+
+
 def _dry_run(request: Request) -> bool:
     values = request.query_params.getlist("dryRun")
     for v in values:
@@ -99,7 +104,7 @@ class ResourceHandler:
     def store(self, path: ResourcePath) -> RegistryStore:
         return self.stores[path.info.plural]
 
-    async def body(self, request: Request) -> Any:
+    async def raw_body(self, request: Request) -> bytes:
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > self.max_request_bytes:
             raise RequestEntityTooLarge("the request body is too large")
@@ -108,6 +113,10 @@ class ResourceHandler:
             raw += chunk
             if len(raw) > self.max_request_bytes:
                 raise RequestEntityTooLarge("the request body is too large")
+        return raw
+
+    async def body(self, request: Request) -> Any:
+        raw = await self.raw_body(request)
         if not raw.strip():
             return None
         try:
@@ -183,7 +192,8 @@ class ResourceHandler:
             body = await self.object_body(request, path)
             warnings = check_unknown_fields(request, path, body)
             return json_response(await store.update(path.namespace, path.name, body, subresource=path.subresource,
-                                                    dry_run=_dry_run(request)), warnings=warnings)
+                                                    dry_run=_dry_run(request), manager=_manager(request)),
+                                 warnings=warnings)
         if method == "PATCH":
             return await self.patch(request, path)
         if method == "DELETE" and path.subresource is None:
@@ -247,7 +257,8 @@ class ResourceHandler:
             obj["metadata"]["resourceVersion"] = rv or obj["metadata"]["resourceVersion"]
             return obj
 
-        updated = await store.patch(path.namespace, path.name, rescale, dry_run=_dry_run(request))
+        updated = await store.patch(path.namespace, path.name, rescale, dry_run=_dry_run(request),
+                                    manager=_manager(request))
         return json_response(as_scale(updated))
 
     async def create(self, request: Request, path: ResourcePath) -> Response:
@@ -260,7 +271,7 @@ class ResourceHandler:
         if path.info.namespaced:
             await self.require_namespace(namespace)
         warnings = check_unknown_fields(request, path, body)
-        obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request))
+        obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request), manager=_manager(request))
         return json_response(obj, 201, warnings=warnings)
 
     async def require_namespace(self, namespace: str | None) -> None:
@@ -276,6 +287,8 @@ class ResourceHandler:
 
     async def patch(self, request: Request, path: ResourcePath) -> Response:
         content_type = request.headers.get("content-type", "application/merge-patch+json").split(";")[0].strip()
+        if content_type == "application/apply-patch+yaml":
+            return await self.server_side_apply(request, path)
         patcher = _PATCHERS.get(content_type)
         if patcher is None:
             raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
@@ -301,8 +314,56 @@ class ResourceHandler:
 
         assert path.name is not None
         obj = await self.store(path).patch(path.namespace, path.name, apply, subresource=path.subresource,
-                                           dry_run=_dry_run(request))
+                                           dry_run=_dry_run(request), manager=_manager(request))
         return json_response(obj, warnings=warnings)
+
+    async def server_side_apply(self, request: Request, path: ResourcePath) -> Response:
+        """PATCH with application/apply-patch+yaml: apply the manager's intent; create when missing."""
+        import yaml
+
+        manager = request.query_params.get("fieldManager")
+        if not manager:
+            raise BadRequest("PATCH /apply requires fieldManager to be set")
+        raw = await self.raw_body(request)
+        try:
+            applied = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError as e:
+            raise BadRequest(f"error decoding YAML: {e}") from None
+        if not isinstance(applied, dict):
+            raise BadRequest("the applied configuration must be an object")
+        info = path.info
+        if applied.get("apiVersion") != info.api_version or applied.get("kind") != info.kind:
+            raise BadRequest(f"the applied configuration must have apiVersion {info.api_version!r} and kind "
+                             f"{info.kind!r}")
+        meta = applied.setdefault("metadata", {})
+        if not isinstance(meta, dict) or meta.get("name") not in (None, path.name):
+            raise BadRequest("the name of the applied configuration does not match the name on the URL")
+        meta["name"] = path.name
+        if path.info.namespaced:
+            meta["namespace"] = path.namespace
+        warnings = check_unknown_fields(request, path, applied)
+        force = _truthy(request.query_params.get("force"))
+        node = node_for_gvk(info.group, info.version, info.kind)
+        if node is None:
+            raise UnsupportedMediaType("server-side apply is not supported for this resource")
+        store, dry = self.store(path), _dry_run(request)
+        assert path.name is not None
+
+        def do_apply(live: dict[str, Any] | None) -> dict[str, Any]:
+            return apply_config(live, applied, manager=manager, force=force, node=node, api_version=info.api_version,
+                                now=now_rfc3339(), qualified=info.qualified)
+
+        try:
+            obj = await store.patch(path.namespace, path.name, do_apply, subresource=path.subresource, dry_run=dry,
+                                    manager=None)
+            return json_response(obj, warnings=warnings)
+        except NotFound:
+            if path.subresource:
+                raise
+        if info.namespaced:
+            await self.require_namespace(path.namespace)
+        created = await store.create(path.namespace, do_apply(None), dry_run=dry, manager=None)
+        return json_response(created, 201, warnings=warnings)
 
     async def delete_options(self, request: Request) -> DeleteOptions:
         body = await self.body(request)
@@ -362,7 +423,7 @@ class ResourceHandler:
             return pod
 
         await self.stores["pods"].patch(path.namespace, path.name, assign, subresource="binding",
-                                        dry_run=_dry_run(request))
+                                        dry_run=_dry_run(request), manager=_manager(request))
         return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                               "code": 201}, 201)
 

@@ -27,6 +27,8 @@ from kube.errors import (AlreadyExists, BadRequest, Conflict, Invalid, NotFound,
                          ResourceExpired, ServiceUnavailable)
 from kube.resources import ResourceInfo
 from kube.selectors import FieldSelector, LabelSelector
+from apiserver.fieldmanager import record_update
+from apiserver.openapi.schema import node_for_gvk
 from apiserver.registry.strategy import Obj, Strategy
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import KeyValue, Storage
@@ -77,6 +79,7 @@ class RegistryStore:
         self.storage, self.info, self.strategy = storage, info, strategy
         self.root = f"{prefix.rstrip('/')}/{info.plural}/"
         self.max_object_bytes = max_object_bytes
+        self.schema = node_for_gvk(info.group, info.version, info.kind)
 
     # --- keys and codec ------------------------------------------------------------------
     def key(self, namespace: str | None, name: str) -> str:
@@ -179,7 +182,9 @@ class RegistryStore:
         return {"kind": self.info.list_kind, "apiVersion": self.info.api_version, "metadata": meta, "items": items}
 
     # --- writes --------------------------------------------------------------------------
-    async def create(self, namespace: str | None, obj: Obj, *, dry_run: bool = False) -> Obj:
+    async def create(self, namespace: str | None, obj: Obj, *, dry_run: bool = False,
+                     manager: str | None = None) -> Obj:
+        """Store a new object; `manager` (None: the caller set managedFields) is recorded as its writer."""
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise BadRequest("metadata must be an object")
@@ -201,6 +206,10 @@ class RegistryStore:
         errs = self.strategy.validate(obj)
         if errs:
             raise self.invalid(str(meta.get("name") or ""), errs)
+        if manager is not None:
+            meta.pop("managedFields", None)
+            record_update(None, obj, manager=manager, node=self.schema, api_version=self.info.api_version,
+                          now=meta["creationTimestamp"])
         data = self.encode(obj)
         if dry_run:
             return obj
@@ -226,7 +235,7 @@ class RegistryStore:
         new["apiVersion"], new["kind"] = self.info.api_version, self.info.kind
 
     async def _write(self, namespace: str | None, name: str, mutate: Callable[[Obj, KeyValue], Obj], *,
-                     subresource: str | None, dry_run: bool) -> Obj:
+                     subresource: str | None, dry_run: bool, manager: str | None) -> Obj:
         """Read-modify-CAS loop shared by update and patch; returns the object as stored."""
         result: dict[str, Obj] = {}
         key = self.key(namespace, name)
@@ -251,9 +260,17 @@ class RegistryStore:
             if errs:
                 raise self.invalid(name, errs)
             new["metadata"]["resourceVersion"] = str(kv.mod_revision)
+            if manager is not None:
+                if "managedFields" in old["metadata"]:
+                    new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
+                else:
+                    new["metadata"].pop("managedFields", None)
             result["obj"] = new
             if new == old or dry_run:
                 return None
+            if manager is not None:
+                record_update(old, new, manager=manager, node=self.schema, api_version=self.info.api_version,
+                              now=now_rfc3339(), subresource=subresource if subresource == "status" else None)
             return self.encode(new)
 
         try:
@@ -281,16 +298,17 @@ class RegistryStore:
             pass  # someone else wrote or removed it first; their write decides
 
     async def update(self, namespace: str | None, name: str, obj: Obj, *, subresource: str | None = None,
-                     dry_run: bool = False) -> Obj:
+                     dry_run: bool = False, manager: str | None = None) -> Obj:
         def replace(_old: Obj, _kv: KeyValue) -> Obj:
             return copy.deepcopy(obj)
-        return await self._write(namespace, name, replace, subresource=subresource, dry_run=dry_run)
+        return await self._write(namespace, name, replace, subresource=subresource, dry_run=dry_run, manager=manager)
 
     async def patch(self, namespace: str | None, name: str, apply: Callable[[Obj], Obj], *,
-                    subresource: str | None = None, dry_run: bool = False) -> Obj:
+                    subresource: str | None = None, dry_run: bool = False, manager: str | None = None) -> Obj:
+        """Read-modify-write with `apply(current) -> new`; retried on a concurrent write."""
         def patched(old: Obj, _kv: KeyValue) -> Obj:
             return apply(old)
-        return await self._write(namespace, name, patched, subresource=subresource, dry_run=dry_run)
+        return await self._write(namespace, name, patched, subresource=subresource, dry_run=dry_run, manager=manager)
 
     async def delete(self, namespace: str | None, name: str, opts: DeleteOptions) -> Obj:
         key = self.key(namespace, name)

@@ -37,7 +37,7 @@ import builtins
 import logging
 import random
 import time
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncGenerator, Awaitable, Callable
 from urllib.parse import urlsplit
 
 import aetcd
@@ -396,10 +396,12 @@ class Etcd3Storage:
 
     # -- watch -------------------------------------------------------------------------------
 
-    async def watch(self, prefix: str, *, after_revision: int) -> AsyncIterator[WatchEvent]:
+    async def watch(self, prefix: str, *, after_revision: int) -> AsyncGenerator[WatchEvent, None]:
+        # An async generator (a subtype of the protocol's AsyncIterator) so callers can aclose() it.
         key, range_end = _prefix_range(prefix)
         next_rev = after_revision + 1  # the first revision not yet delivered
         backoff = _Backoff()
+        failures = 0  # consecutive broken streams, to keep a long outage from flooding the log
         call: Any = None
         try:
             while not self._closed:
@@ -411,8 +413,9 @@ class Etcd3Storage:
                     watch_id = await asyncio.wait_for(
                         self._create_watch(call, key, range_end, stream_start), self._timeout)
                     created_at = time.monotonic()
-                    if stream_start != after_revision + 1:
+                    if failures:
                         logger.info("watch %s resumed at revision %d", prefix, stream_start)
+                        failures = 0
                     while True:
                         resp = await self._read(call)
                         if resp.compact_revision:
@@ -444,8 +447,10 @@ class Etcd3Storage:
                     if created_at and time.monotonic() - created_at >= _WATCH_STABLE_AFTER:
                         backoff.reset()
                     delay = backoff.next()
-                    logger.warning("watch %s broken (%s); re-creating from revision %d in %.2fs",
-                                   prefix, _describe(e), next_rev, delay)
+                    failures += 1
+                    logger.log(logging.WARNING if failures == 1 or failures % 30 == 0 else logging.DEBUG,
+                               "watch %s broken (%s, %d in a row); re-creating from revision %d in %.2fs",
+                               prefix, _describe(e), failures, next_rev, delay)
                 finally:
                     call.cancel()
                     self._calls.discard(call)
