@@ -25,13 +25,17 @@ def parse_args(argv: list[str]) -> ApiServerConfig:
     p.add_argument("--etcd-prefix", default="/registry")
     p.add_argument("--min-request-timeout", type=int, default=1800)
     p.add_argument("--log-level", default="INFO")
+    p.add_argument("--watch-cache", default="true", choices=["true", "false"])
+    p.add_argument("--etcd-compaction-interval", type=float, default=300.0,
+                   help="seconds between compactions of etcd history older than this (0 disables)")
     a = p.parse_args(argv)
     return ApiServerConfig(
         etcd_endpoints=tuple(e.strip() for e in a.etcd_endpoints.split(",") if e.strip()),
         bind_address=a.bind_address, port=a.port, tls_cert_file=a.tls_cert_file,
         tls_private_key_file=a.tls_private_key_file, client_ca_file=a.client_ca_file,
         token_auth_file=a.token_auth_file, etcd_prefix=a.etcd_prefix, min_request_timeout=a.min_request_timeout,
-        log_level=a.log_level,
+        log_level=a.log_level, watch_cache=a.watch_cache == "true",
+        etcd_compaction_interval=a.etcd_compaction_interval,
     )
 
 

@@ -10,6 +10,7 @@ lifespan, which also creates the bootstrap namespaces.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -29,7 +30,9 @@ from apiserver.endpoints.resources import ResourceHandler, json_response
 from apiserver.metrics import Metrics
 from apiserver.openapi import documents
 from apiserver.registry.generic import RegistryStore
+from apiserver.registry.compactor import compact_periodically
 from apiserver.registry.kinds import strategy_for
+from apiserver.registry.watch_cache import WatchCache
 from apiserver.storage import Etcd3Storage
 from apiserver.storage.interface import Storage
 
@@ -68,6 +71,15 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
         stores = {r.plural: RegistryStore(store, r, strategy_for(r), prefix=config.etcd_prefix,
                                           max_object_bytes=config.max_object_bytes) for r in RESOURCES}
         state["storage"] = store
+        caches = []
+        if config.watch_cache:
+            for rs in stores.values():
+                cache = WatchCache(store, rs.prefix(None), rs.decode)
+                rs.enable_watch_cache(cache)
+                caches.append(asyncio.create_task(cache.run(), name=f"watch-cache-{rs.info.plural}"))
+        if config.etcd_compaction_interval > 0:
+            caches.append(asyncio.create_task(compact_periodically(store, config.etcd_compaction_interval),
+                                              name="etcd-compactor"))
         state["handler"] = ResourceHandler(stores, max_request_bytes=config.max_request_bytes,
                                            min_request_timeout=config.min_request_timeout)
         await _bootstrap(stores, config)
@@ -75,6 +87,9 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
         try:
             yield
         finally:
+            for task in caches:
+                task.cancel()
+            await asyncio.gather(*caches, return_exceptions=True)
             if storage is None:
                 await store.close()
 

@@ -26,3 +26,7 @@ class ApiServerConfig:
     min_request_timeout: int = 1800
     bootstrap_namespaces: tuple[str, ...] = field(default=("default", "kube-system", "kube-public", "kube-node-lease"))
     log_level: str = "INFO"
+    # Serve watches and resourceVersion=0 lists from memory (one etcd watch per resource).
+    watch_cache: bool = True
+    # Compact etcd history older than this many seconds, every this many seconds (0: never).
+    etcd_compaction_interval: float = 300.0

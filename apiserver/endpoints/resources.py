@@ -428,66 +428,47 @@ class ResourceHandler:
                               "code": 201}, 201)
 
     async def watch(self, request: Request, path: ResourcePath) -> Response:
+        """A `?watch=true` stream: newline-delimited JSON events until timeoutSeconds or a disconnect.
+
+        Errors found before streaming (bad selectors) are plain error responses; an expired
+        resourceVersion is, as in Kubernetes, a 200 stream with one ERROR event.
+        """
         opts = self.list_options(request)
         timeout = _int_param(request, "timeoutSeconds") or self.min_request_timeout
-        events = self.store(path).watch(path.namespace, opts)
-        # Pull the first event eagerly so a bad request (400, 410) still gets a proper status code.
-        first: dict[str, Any] | None = None
-        first_task = asyncio.ensure_future(events.__anext__())
-        try:
-            first = await asyncio.wait_for(asyncio.shield(first_task), timeout=0.3)
-        except asyncio.TimeoutError:
-            pass
-        except StopAsyncIteration:
-            first_task = None  # type: ignore[assignment]
-        except ApiError as e:
-            if e.code == 410:
-                return StreamingResponse(iter([json.dumps({"type": "ERROR", "object": e.status}) + "\n"]),
-                                         media_type="application/json")
-            raise
         table_kind = path.info.kind if wants_table(request.headers.get("accept", "")) else None
         include = request.query_params.get("includeObject", "Metadata")
-
-        def encode(ev: dict[str, Any]) -> bytes:
-            if table_kind and ev["type"] in ("ADDED", "MODIFIED", "DELETED"):
-                ev = {"type": ev["type"], "object": to_table(table_kind, [ev["object"]], include_object=include,
-                                                             list_meta={"resourceVersion": ev["object"]["metadata"]
-                                                                        .get("resourceVersion")})}
-            return (json.dumps(ev, separators=(",", ":")) + "\n").encode()
-
-        return StreamingResponse(self._stream(events, first, first_task, timeout, encode),
-                                 media_type="application/json")
-
-    async def _stream(self, events: AsyncIterator[dict[str, Any]], first: dict[str, Any] | None,
-                      first_task: "asyncio.Future[dict[str, Any]] | None", timeout: int,
-                      encode: Any) -> AsyncIterator[bytes]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
         try:
-            if first is not None:
-                yield encode(first)
-            elif first_task is not None:
-                try:
-                    ev = await asyncio.wait_for(first_task, timeout=max(0.0, deadline - loop.time()))
-                    yield encode(ev)
-                except (asyncio.TimeoutError, StopAsyncIteration):
-                    return
-            while True:
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    return
-                try:
-                    ev = await asyncio.wait_for(events.__anext__(), timeout=remaining)
-                except (asyncio.TimeoutError, StopAsyncIteration):
-                    return
-                yield encode(ev)
+            events = await self.store(path).open_watch(
+                path.namespace, opts, allow_bookmarks=_truthy(request.query_params.get("allowWatchBookmarks")))
+        except ApiError as e:
+            if e.code != 410:
+                raise
+            return StreamingResponse(iter([json.dumps({"type": "ERROR", "object": e.status}) + "\n"]),
+                                     media_type="application/json")
+
+        def encode(item: Any) -> bytes:
+            if isinstance(item, tuple):
+                type_, cached = item
+                if not table_kind:
+                    return cached.line(type_)
+                item = {"type": type_, "object": cached.obj}
+            if table_kind and item["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                obj = item["object"]
+                item = {"type": item["type"], "object": to_table(table_kind, [obj], include_object=include, list_meta={
+                    "resourceVersion": obj["metadata"].get("resourceVersion")})}
+            return (json.dumps(item, separators=(",", ":")) + "\n").encode()
+
+        return StreamingResponse(self._stream(events, timeout, encode), media_type="application/json")
+
+    @staticmethod
+    async def _stream(events: Any, timeout: int, encode: Any) -> AsyncIterator[bytes]:
+        try:
+            async with asyncio.timeout(timeout):
+                async for item in events:
+                    yield encode(item)
+        except TimeoutError:
+            return
         except ApiError as e:
             yield (json.dumps({"type": "ERROR", "object": e.status}) + "\n").encode()
         finally:
-            if first_task is not None and not first_task.done():
-                first_task.cancel()
-                try:
-                    await first_task
-                except (asyncio.CancelledError, StopAsyncIteration, ApiError):
-                    pass
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()

@@ -14,6 +14,7 @@ Storage errors are translated into `kube.errors` here and nowhere else.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import json
@@ -21,9 +22,9 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Union
 
-from kube.errors import (AlreadyExists, BadRequest, Conflict, Invalid, NotFound, RequestEntityTooLarge,
+from kube.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound, RequestEntityTooLarge,
                          ResourceExpired, ServiceUnavailable)
 from kube.resources import ResourceInfo
 from kube.selectors import FieldSelector, LabelSelector
@@ -33,7 +34,12 @@ from apiserver.registry.strategy import Obj, Strategy
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import KeyValue, Storage
 
-__all__ = ["RegistryStore", "DeleteOptions", "ListOptions", "now_rfc3339"]
+if TYPE_CHECKING:
+    from apiserver.registry.watch_cache import CachedEvent, WatchCache
+
+__all__ = ["RegistryStore", "DeleteOptions", "ListOptions", "now_rfc3339", "WatchItem"]
+
+WatchItem = Union[dict[str, Any], tuple[str, "CachedEvent"]]
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -80,6 +86,7 @@ class RegistryStore:
         self.root = f"{prefix.rstrip('/')}/{info.plural}/"
         self.max_object_bytes = max_object_bytes
         self.schema = node_for_gvk(info.group, info.version, info.kind)
+        self.cache: WatchCache | None = None
 
     # --- keys and codec ------------------------------------------------------------------
     def key(self, namespace: str | None, name: str) -> str:
@@ -141,7 +148,13 @@ class RegistryStore:
                 raise BadRequest(f'field label not supported: {field}')
 
     async def list(self, namespace: str | None, opts: ListOptions) -> Obj:
+        """A list page; resourceVersion=0 is served from the watch cache (whole, as Kubernetes does)."""
         self.check_field_selector(opts.field_selector)
+        if opts.resource_version == "0" and not opts.continue_token and self.cache is not None:
+            await self.cache.wait_ready()
+            items, rev = self.cache.list(self.prefix(namespace), lambda o: self.matches(o, opts))
+            return {"kind": self.info.list_kind, "apiVersion": self.info.api_version,
+                    "metadata": {"resourceVersion": str(rev)}, "items": items}
         revision, start_key = 0, None
         if opts.continue_token:
             try:
@@ -171,6 +184,8 @@ class RegistryStore:
                         next_key = None  # the page ended exactly at the end of the list
                     break
                 start_key = res.items[-1].key + "\x00"
+        except serr.FutureRevision:
+            raise ApiError(f"Too large resource version: {revision}", reason="Timeout", code=504) from None
         except serr.Compacted:
             raise ResourceExpired("The provided continue parameter is too old to display a consistent list result. "
                                   "You can start a new list without the continue parameter.") from None
@@ -362,17 +377,65 @@ class RegistryStore:
             return obj
 
     # --- watch ---------------------------------------------------------------------------
-    async def watch(self, namespace: str | None, opts: ListOptions) -> AsyncIterator[Obj]:
-        """Yield watch events `{"type", "object"}` for this collection, filtered by the selectors.
+    def enable_watch_cache(self, cache: "WatchCache") -> None:
+        self.cache = cache
 
-        With no resourceVersion (or "0") the current objects come first as ADDED events.
-        An object that starts or stops matching the selectors arrives as ADDED or DELETED,
-        as in Kubernetes. A compacted start revision raises ResourceExpired.
+    async def open_watch(self, namespace: str | None, opts: ListOptions, *, allow_bookmarks: bool = False,
+                         bookmark_interval: float = 30.0) -> AsyncIterator[WatchItem]:
+        """Start a watch and return its stream of events, filtered by the selectors.
+
+        Raises before streaming for a bad request or (from the cache) a too old
+        resourceVersion. With no resourceVersion (or "0") the current objects come first as
+        ADDED events. An object that starts or stops matching the selectors arrives as
+        ADDED or DELETED, as in Kubernetes. Items are `{"type", "object"}` dicts or, from
+        the cache, `(type, CachedEvent)` pairs whose JSON line is serialized once.
         """
         self.check_field_selector(opts.field_selector)
         prefix = self.prefix(namespace)
         rv = opts.resource_version or ""
-        if rv in ("", "0"):
+        try:
+            start = None if rv in ("", "0") else int(rv)
+        except ValueError:
+            raise BadRequest(f"invalid resource version: {rv}") from None
+        matches = lambda obj: self.matches(obj, opts)  # noqa: E731
+        if self.cache is not None:
+            await self.cache.wait_ready()
+            watcher, initial, backlog = self.cache.watch(prefix, matches, resource_version=start)
+            return self._cached_stream(watcher, initial, backlog, allow_bookmarks, bookmark_interval)
+        return self._etcd_stream(prefix, opts, start)
+
+    async def _cached_stream(self, watcher: Any, initial: list[Obj], backlog: list[Any], allow_bookmarks: bool,
+                             bookmark_interval: float) -> AsyncIterator[WatchItem]:
+        assert self.cache is not None
+        try:
+            for obj in initial:
+                yield {"type": "ADDED", "object": obj}
+            for item in backlog:
+                yield item
+            while True:
+                try:
+                    item = await asyncio.wait_for(watcher.queue.get(), bookmark_interval) \
+                        if allow_bookmarks else await watcher.queue.get()
+                except asyncio.TimeoutError:
+                    yield self.bookmark(self.cache.revision)
+                    continue
+                if item is None:
+                    return  # terminated: too slow, or the cache relisted
+                yield item
+                while not watcher.queue.empty():  # drain without awaiting, one wakeup per burst
+                    item = watcher.queue.get_nowait()
+                    if item is None:
+                        return
+                    yield item
+        finally:
+            self.cache.stop_watching(watcher)
+
+    def bookmark(self, revision: int) -> Obj:
+        return {"type": "BOOKMARK", "object": {"kind": self.info.kind, "apiVersion": self.info.api_version,
+                                               "metadata": {"resourceVersion": str(revision)}}}
+
+    async def _etcd_stream(self, prefix: str, opts: ListOptions, start: int | None) -> AsyncIterator[WatchItem]:
+        if start is None:
             try:
                 res = await self.storage.list(prefix)
             except serr.Unavailable as e:
@@ -383,10 +446,7 @@ class RegistryStore:
                 if self.matches(obj, opts):
                     yield {"type": "ADDED", "object": obj}
         else:
-            try:
-                after = int(rv)
-            except ValueError:
-                raise BadRequest(f"invalid resource version: {rv}") from None
+            after = start
         try:
             async for ev in self.storage.watch(prefix, after_revision=after):
                 out = self._translate(ev, opts)
@@ -397,8 +457,7 @@ class RegistryStore:
 
     def _translate(self, ev: Any, opts: ListOptions) -> Obj | None:
         if ev.type == "PROGRESS":
-            return {"type": "BOOKMARK", "object": {"kind": self.info.kind, "apiVersion": self.info.api_version,
-                                                   "metadata": {"resourceVersion": str(ev.revision)}}}
+            return self.bookmark(ev.revision)
         obj = self.decode(ev.value, ev.revision)
         if ev.type == "DELETED":
             return {"type": "DELETED", "object": obj} if self.matches(obj, opts) else None

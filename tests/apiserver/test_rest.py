@@ -134,10 +134,16 @@ async def test_watch_from_compacted_revision_is_410(api: ApiServerHarness, stora
         await c.patch(Pod, "a", {"metadata": {"labels": {"n": "1"}}}, "compact")
         await c.patch(Pod, "a", {"metadata": {"labels": {"n": "2"}}}, "compact")
         await storage.compact(await storage.current_revision())
-        with pytest.raises(ResourceExpired):
-            async for _ in c.watch(Pod, "compact", resource_version=first.metadata.resource_version,
-                                   timeout_seconds=5):
+        # Revision 1 is older than both etcd's compacted history and the watch cache's window.
+        with pytest.raises(ResourceExpired, match="too old resource version"):
+            async for _ in c.watch(Pod, "compact", resource_version="1", timeout_seconds=5):
                 pass
+        # A recent revision is still served (from the watch cache's window) after compaction.
+        seen = []
+        async for ev in c.watch(Pod, "compact", resource_version=first.metadata.resource_version,
+                                timeout_seconds=1):
+            seen.append(ev.object.metadata.labels["n"])
+        assert seen == ["1", "2"]
 
 
 async def test_binding_and_graceful_pod_delete(api: ApiServerHarness) -> None:

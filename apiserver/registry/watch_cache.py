@@ -1,0 +1,192 @@
+"""The watch cache: one etcd watch per resource feeding every HTTP watcher from memory.
+
+Mirrors kube-apiserver's Cacher / watchCache. For one resource it keeps
+- the current objects (so lists at resourceVersion=0 are answered without etcd), and
+- a bounded window of recent events, each serialized to its JSON line once and shared by
+  every watcher that receives it (per event type, since a selector transition turns a
+  MODIFIED into an ADDED or DELETED for some watchers).
+Each watcher has a bounded queue; a watcher that falls that far behind is terminated (its
+stream ends and the client resumes from its last resourceVersion) instead of slowing the
+others or growing memory. A watch from a revision older than the window gets 410 Expired,
+as in Kubernetes. If the etcd watch itself fails past recovery (compaction while
+disconnected), the cache relists and terminates its watchers, which then resume or relist.
+Everything runs on the API server's event loop: dispatch is synchronous, so a snapshot and
+a watcher registration taken without an intervening await are consistent with each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kube.errors import ResourceExpired, ServiceUnavailable
+from apiserver.storage import errors as serr
+from apiserver.storage.interface import Storage
+
+__all__ = ["WatchCache", "CacheWatcher", "CachedEvent"]
+
+logger = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+Matcher = Callable[[Obj], bool]
+
+
+@dataclass
+class CachedEvent:
+    revision: int
+    type: str              # ADDED / MODIFIED / DELETED as stored
+    key: str
+    obj: Obj
+    prev: Obj | None
+    _lines: dict[str, bytes] = field(default_factory=dict)
+
+    def line(self, type_: str) -> bytes:
+        """The event's NDJSON line for `type_`, serialized once per type."""
+        cached = self._lines.get(type_)
+        if cached is None:
+            cached = self._lines[type_] = (json.dumps({"type": type_, "object": self.obj},
+                                                      separators=(",", ":")) + "\n").encode()
+        return cached
+
+
+@dataclass(eq=False)
+class CacheWatcher:
+    """One HTTP watcher's view: its filters, its bounded queue, and whether it was cut off."""
+
+    prefix: str
+    matches: Matcher
+    after_revision: int
+    queue: asyncio.Queue[tuple[str, CachedEvent] | None]
+    terminated: bool = False
+
+    def classify(self, ev: CachedEvent) -> str | None:
+        """The event type this watcher sees for `ev` (selector transitions included), or None."""
+        if ev.revision <= self.after_revision or not ev.key.startswith(self.prefix):
+            return None
+        now = self.matches(ev.obj)
+        if ev.type == "DELETED":
+            return "DELETED" if now else None
+        before = ev.prev is not None and ev.type == "MODIFIED" and self.matches(ev.prev)
+        return ("MODIFIED" if before else "ADDED") if now else ("DELETED" if before else None)
+
+    def offer(self, ev: CachedEvent) -> bool:
+        """Queue `ev` if it concerns this watcher; False when the watcher must be cut off."""
+        type_ = self.classify(ev)
+        if type_ is None:
+            return True
+        try:
+            self.queue.put_nowait((type_, ev))
+        except asyncio.QueueFull:
+            return False
+        return True
+
+    def terminate(self) -> None:
+        if self.terminated:
+            return
+        self.terminated = True
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(None)
+
+
+class WatchCache:
+    def __init__(self, storage: Storage, prefix: str, decode: Callable[[bytes, int], Obj], *,
+                 window: int = 10_000, watcher_buffer: int = 1_000) -> None:
+        self.storage, self.prefix, self.decode = storage, prefix, decode
+        self.window, self.watcher_buffer = window, watcher_buffer
+        self.objects: dict[str, Obj] = {}
+        self.events: deque[CachedEvent] = deque(maxlen=window)
+        self.revision = 0
+        self.oldest_revision = 0  # watches from revisions >= this can be served from the window
+        self.watchers: set[CacheWatcher] = set()
+        self._ready = asyncio.Event()
+
+    async def wait_ready(self, timeout: float = 30.0) -> None:
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except asyncio.TimeoutError:
+            raise ServiceUnavailable("the watch cache is not initialized yet, try again") from None
+
+    async def _relist(self) -> None:
+        res = await self.storage.list(self.prefix)
+        self.objects = {kv.key: self.decode(kv.value, kv.mod_revision) for kv in res.items}
+        self.revision = self.oldest_revision = res.revision
+        self.events.clear()
+        for w in list(self.watchers):
+            w.terminate()
+        self.watchers.clear()
+        self._ready.set()
+
+    async def run(self) -> None:
+        """Keep the cache in step with etcd until cancelled."""
+        backoff = 0.1
+        while True:
+            try:
+                await self._relist()
+                backoff = 0.1
+                async for ev in self.storage.watch(self.prefix, after_revision=self.revision):
+                    self._apply(ev)
+            except asyncio.CancelledError:
+                raise
+            except (serr.StorageError, OSError) as e:
+                self._ready.clear()
+                logger.warning("Watch cache lost etcd, relisting", extra={"prefix": self.prefix, "error": repr(e)})
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+
+    def _apply(self, ev: Any) -> None:
+        if ev.type == "PROGRESS":
+            self.revision = max(self.revision, ev.revision)
+            return
+        obj = self.decode(ev.value, ev.revision)
+        prev = self.objects.get(ev.key)
+        if ev.type == "DELETED":
+            self.objects.pop(ev.key, None)
+        else:
+            self.objects[ev.key] = obj
+        cached = CachedEvent(ev.revision, ev.type, ev.key, obj, prev)
+        if len(self.events) == self.events.maxlen:
+            self.oldest_revision = self.events[0].revision
+        self.events.append(cached)
+        self.revision = ev.revision
+        slow = [w for w in self.watchers if not w.offer(cached)]
+        for w in slow:
+            logger.info("Terminating a watcher that cannot keep up", extra={"prefix": w.prefix})
+            w.terminate()
+            self.watchers.discard(w)
+
+    def list(self, prefix: str, matches: Matcher) -> tuple[list[Obj], int]:
+        """The matching current objects under prefix, sorted by key, and the cache revision."""
+        items = [obj for key, obj in sorted(self.objects.items()) if key.startswith(prefix) and matches(obj)]
+        return items, self.revision
+
+    def watch(self, prefix: str, matches: Matcher, *,
+              resource_version: int | None) -> tuple[CacheWatcher, list[Obj], list[tuple[str, CachedEvent]]]:
+        """Register a watcher; return it, the objects to send first as ADDED (rv unset/0), and
+        the buffered events after the requested revision to replay before the live ones.
+
+        A resourceVersion older than the event window raises ResourceExpired (410).
+        """
+        initial: list[Obj] = []
+        queue: asyncio.Queue[tuple[str, CachedEvent] | None] = asyncio.Queue(maxsize=self.watcher_buffer)
+        if resource_version is None:
+            initial, after = self.list(prefix, matches)
+        else:
+            after = resource_version
+            if after < self.oldest_revision:
+                raise ResourceExpired(f"too old resource version: {after} ({self.oldest_revision})")
+        watcher = CacheWatcher(prefix, matches, after, queue)
+        backlog = []
+        for ev in self.events:
+            type_ = watcher.classify(ev)
+            if type_ is not None:
+                backlog.append((type_, ev))
+        self.watchers.add(watcher)
+        return watcher, initial, backlog
+
+    def stop_watching(self, watcher: CacheWatcher) -> None:
+        self.watchers.discard(watcher)
