@@ -8,6 +8,7 @@ Objects handed out are the stored instances: treat them as read-only (copy befor
 
 from __future__ import annotations
 
+import builtins
 from typing import Callable, Generic, Iterable, TypeVar
 
 from kube.api.base import KubeObject
@@ -95,10 +96,10 @@ class Store(Generic[T]):
     def list(self) -> list[T]:
         return list(self._items.values())
 
-    def keys(self) -> list[str]:
+    def keys(self) -> builtins.list[str]:
         return list(self._items)
 
-    def by_index(self, index_name: str, value: str) -> list[T]:
+    def by_index(self, index_name: str, value: str) -> builtins.list[T]:
         keys = self._indices[index_name].get(value, ())
         return [self._items[k] for k in keys]
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-__all__ = ["find_etcd", "etcd_command", "EtcdProcess", "free_port", "wait_for_port"]
+__all__ = ["EtcdProcess", "etcd_command", "find_etcd", "free_port", "wait_for_port"]
 
 
 def find_etcd() -> str:
@@ -92,7 +92,7 @@ class EtcdProcess:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.client_port}"
 
-    def start(self, *, timeout: float = 20.0) -> "EtcdProcess":
+    def start(self, *, timeout: float = 20.0) -> EtcdProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         cmd = etcd_command(data_dir=self.data_dir, client_port=self.client_port, peer_port=self.peer_port)
         out = self._log if self._log is not None else subprocess.DEVNULL
