@@ -1,0 +1,70 @@
+"""`python -m scheduler --kubeconfig FILE`: run the scheduler until SIGTERM/SIGINT.
+
+Builds the frozen `SchedulerConfig` from flags (falling back to `$KUBECONFIG` and
+`~/.kube/config` for the kubeconfig, as kubectl does), sets up logging, and runs one
+`Scheduler` on one event loop. Exit status 0 on a signal, 1 on a configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from kube.client import KubeconfigError, RESTClient, load_kubeconfig
+from kube.log import setup_logging
+from scheduler.config import DEFAULT_SCHEDULER_NAME, FIELD_MANAGER, USER_AGENT, SchedulerConfig
+from scheduler.scheduler import Scheduler
+
+logger = logging.getLogger("scheduler")
+
+
+def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
+    p = argparse.ArgumentParser(prog="python -m scheduler", description="picokube scheduler")
+    p.add_argument("--kubeconfig", help="kubeconfig with the scheduler's identity")
+    p.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME,
+                   help="schedule pods whose spec.schedulerName is this")
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   type=str.upper)
+    p.add_argument("--percentage-of-nodes-to-score", type=int, default=0,
+                   help="share of nodes searched for feasible ones on large clusters (0: adaptive)")
+    p.add_argument("--pod-initial-backoff-seconds", type=float, default=1.0)
+    p.add_argument("--pod-max-backoff-seconds", type=float, default=10.0)
+    p.add_argument("--parallel-binds", type=int, default=16)
+    a = p.parse_args(argv)
+    return SchedulerConfig(kubeconfig=a.kubeconfig, scheduler_name=a.scheduler_name, log_level=a.log_level,
+                           percentage_of_nodes_to_score=a.percentage_of_nodes_to_score,
+                           pod_initial_backoff_seconds=a.pod_initial_backoff_seconds,
+                           pod_max_backoff_seconds=a.pod_max_backoff_seconds, parallel_binds=a.parallel_binds)
+
+
+async def run(config: SchedulerConfig) -> None:
+    """Run until cancelled or signalled."""
+    client_config = load_kubeconfig(config.kubeconfig)
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, task.cancel)
+    async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
+        try:
+            await Scheduler(config, client).run()
+        except asyncio.CancelledError:
+            logger.info("Shutting down")
+
+
+def main(argv: list[str] | None = None) -> int:
+    config = parse_args(argv)
+    setup_logging(config.log_level, component="scheduler")
+    try:
+        asyncio.run(run(config))
+    except KubeconfigError as e:
+        logger.error("Cannot load kubeconfig", extra={"error": str(e)})
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

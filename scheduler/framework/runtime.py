@@ -1,0 +1,97 @@
+"""The framework runtime: build a profile's plugins from a registry and run their extension points.
+
+Mirrors kube-scheduler `framework/runtime/framework.go`:
+- `Profile` names the plugins to run (in order), their score weights and arguments;
+- each plugin is built once by its registry factory; the extension points it serves are
+  found from the protocols it satisfies;
+- Filter stops at the first plugin that rejects a node (the status names that plugin);
+- Score sums `weight * score` over the score plugins, after each plugin's optional
+  normalization; a score outside 0..MAX_SCORE is a plugin bug and raises.
+Running a framework is synchronous and does no I/O; one instance may serve many cycles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from kube.api import Pod
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interfaces import (
+    MAX_SCORE,
+    MIN_SCORE,
+    FilterPlugin,
+    Plugin,
+    PluginFactory,
+    PreFilterPlugin,
+    ScoreNormalizer,
+    ScorePlugin,
+    Status,
+)
+
+if TYPE_CHECKING:  # the cache imports framework.resource; a runtime import would be circular
+    from scheduler.cache import NodeInfo
+
+__all__ = ["Profile", "Framework"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One scheduling profile (KubeSchedulerProfile): which plugins run, and how."""
+
+    scheduler_name: str = "default-scheduler"
+    plugins: tuple[str, ...] = ()
+    score_weights: Mapping[str, int] = field(default_factory=dict)
+    plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+class Framework:
+    """The plugins of one profile, ready to run."""
+
+    def __init__(self, profile: Profile, registry: Mapping[str, PluginFactory]) -> None:
+        self.profile = profile
+        self.plugins: list[Plugin] = []
+        for name in profile.plugins:
+            factory = registry.get(name)
+            if factory is None:
+                raise ValueError(f"plugin {name!r} is not in the registry")
+            self.plugins.append(factory(profile.plugin_args.get(name, {})))
+        self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
+        self.score_plugins = [p for p in self.plugins if isinstance(p, ScorePlugin)]
+        for name, weight in profile.score_weights.items():
+            if weight <= 0:
+                raise ValueError(f"score weight of {name!r} must be positive, got {weight}")
+
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> Status | None:
+        """The first non-success PreFilter status, or None when all succeed."""
+        for p in self.pre_filter_plugins:
+            status = p.pre_filter(state, pod)
+            if status is not None and not status.is_success():
+                return status.with_plugin(p.name)
+        return None
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """The first rejecting (or erroring) Filter status for this node, or None when it fits."""
+        for p in self.filter_plugins:
+            status = p.filter(state, pod, node_info)
+            if status is not None and not status.is_success():
+                return status.with_plugin(p.name)
+        return None
+
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> dict[str, int]:
+        """node name -> weighted total score over all score plugins."""
+        totals = {n.name: 0 for n in nodes}
+        for p in self.score_plugins:
+            scores = {n.name: p.score(state, pod, n) for n in nodes}
+            if isinstance(p, ScoreNormalizer):
+                status = p.normalize_scores(state, pod, scores)
+                if status is not None and not status.is_success():
+                    raise RuntimeError(f"plugin {p.name} failed to normalize scores: {status.message}")
+            weight = self.profile.score_weights.get(p.name, 1)
+            for node, score in scores.items():
+                if not MIN_SCORE <= score <= MAX_SCORE:
+                    raise ValueError(f"plugin {p.name} scored node {node} {score}, outside "
+                                     f"{MIN_SCORE}..{MAX_SCORE}")
+                totals[node] += weight * score
+        return totals

@@ -1,0 +1,40 @@
+"""NodeReady: only place pods on nodes whose `Ready` condition is `True`.
+
+Upstream expresses this with the `node.kubernetes.io/not-ready` and `.../unreachable`
+NoSchedule taints that the node lifecycle controller adds, checked by TaintToleration.
+picokube checks the condition directly, which needs no controller to be running; a pod
+tolerating the not-ready taint (as DaemonSet pods do) is let through, as upstream would.
+A node with no Ready condition yet (a kubelet that has not reported) is not ready.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from kube.api import Pod
+from scheduler.cache import NodeInfo
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interfaces import Status
+from scheduler.plugins._tolerations import tolerates
+
+__all__ = ["NodeReady", "NAME", "ERR_REASON_NOT_READY"]
+
+NAME = "NodeReady"
+ERR_REASON_NOT_READY = "node(s) were not ready"
+TAINT_NODE_NOT_READY = "node.kubernetes.io/not-ready"
+
+
+class NodeReady:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is not None and node.is_ready():
+            return None
+        if tolerates(pod, key=TAINT_NODE_NOT_READY, effect="NoSchedule"):
+            return None
+        return Status.unresolvable(ERR_REASON_NOT_READY, plugin=NAME)
+
+
+def new(args: Mapping[str, Any]) -> NodeReady:
+    return NodeReady()

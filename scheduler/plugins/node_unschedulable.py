@@ -1,0 +1,39 @@
+"""NodeUnschedulable: keep pods off nodes marked `spec.unschedulable` (cordoned).
+
+Mirrors kube-scheduler `plugins/nodeunschedulable`: a pod that tolerates the
+`node.kubernetes.io/unschedulable:NoSchedule` taint may still land there (that is how
+DaemonSet pods reach cordoned nodes). Cordoning is the administrator's call, so evicting
+other pods would not help: the status is UnschedulableAndUnresolvable.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from kube.api import Pod
+from scheduler.cache import NodeInfo
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.interfaces import Status
+from scheduler.plugins._tolerations import tolerates
+
+__all__ = ["NodeUnschedulable", "NAME", "ERR_REASON_UNSCHEDULABLE"]
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+
+class NodeUnschedulable:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None or not node.spec.unschedulable:
+            return None
+        if tolerates(pod, key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule"):
+            return None
+        return Status.unresolvable(ERR_REASON_UNSCHEDULABLE, plugin=NAME)
+
+
+def new(args: Mapping[str, Any]) -> NodeUnschedulable:
+    return NodeUnschedulable()

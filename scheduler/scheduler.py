@@ -1,0 +1,181 @@
+"""The scheduler: pending pods in, one Binding per pod out.
+
+Mirrors kube-scheduler `scheduler.go` and `schedule_one.go`, in one asyncio process:
+- one InformerFactory feeds a Pod informer (all namespaces) and a Node informer; the handlers
+  keep the `SchedulerCache` current and queue pending pod keys;
+- the scheduling loop pops a key, re-reads the pod from the informer store (level-based: a
+  key for a pod that is gone, bound or no longer ours is dropped), and runs the scheduling
+  cycle synchronously over the cache, so no event can change the cache mid-decision;
+- a decision is *assumed* in the cache at once and bound asynchronously (POST
+  pods/<name>/binding with the pod's uid), so the next pod is scheduled while the binding is
+  in flight and still sees the first pod's requests. A failed binding forgets the
+  assumption and retries the pod with backoff; success records a `Scheduled` event;
+- a pod that fits nowhere gets `PodScheduled=False` (reason `Unschedulable`, the summary
+  message) and a `FailedScheduling` event, and is retried with backoff and on cluster events.
+Nothing here persists: after a crash the informers' first list rebuilds everything, and pods
+bound before the crash are simply not pending any more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Coroutine, Mapping
+
+from kube.api import Node, Pod
+from kube.cache import EventHandler, InformerFactory
+from kube.client import RESTClient
+from kube.clock import Clock, now_rfc3339
+from kube.errors import Conflict, NotFound
+from kube.workqueue import ShutDown
+from scheduler.cache import SchedulerCache
+from scheduler.config import SchedulerConfig
+from scheduler.event_handlers import ClusterEventHandlers, is_pending_for
+from scheduler.events import NORMAL, WARNING, EventRecorder
+from scheduler.framework import FitError, Framework, PluginFactory, Profile
+from scheduler.plugins import DEFAULT_PLUGINS, DEFAULT_SCORE_WEIGHTS, IN_TREE_REGISTRY
+from scheduler.queue import SchedulingQueue
+from scheduler.schedule_one import SchedulingAlgorithm, SchedulingError
+
+__all__ = ["Scheduler"]
+
+logger = logging.getLogger(__name__)
+
+
+class Scheduler:
+    """One scheduler profile bound to one API server; `run()` until cancelled."""
+
+    def __init__(self, config: SchedulerConfig, client: RESTClient, *, clock: Clock | None = None,
+                 registry: Mapping[str, PluginFactory] = IN_TREE_REGISTRY) -> None:
+        self.config = config
+        self.client = client
+        self.factory = InformerFactory(client, clock=clock)
+        self.pod_informer = self.factory.informer_for(Pod)
+        self.node_informer = self.factory.informer_for(Node)
+        self.cache = SchedulerCache()
+        self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
+                                     max_backoff=config.pod_max_backoff_seconds, clock=clock)
+        profile = Profile(scheduler_name=config.scheduler_name, plugins=DEFAULT_PLUGINS,
+                          score_weights=DEFAULT_SCORE_WEIGHTS)
+        self.algorithm = SchedulingAlgorithm(Framework(profile, registry),
+                                             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score)
+        self.recorder = EventRecorder(client, component=config.scheduler_name)
+        handlers = ClusterEventHandlers(cache=self.cache, queue=self.queue, scheduler_name=config.scheduler_name)
+        self.pod_informer.add_event_handler(EventHandler(
+            on_add=handlers.on_pod_add, on_update=handlers.on_pod_update, on_delete=handlers.on_pod_delete))
+        self.node_informer.add_event_handler(EventHandler(
+            on_add=handlers.on_node_add, on_update=handlers.on_node_update, on_delete=handlers.on_node_delete))
+        self._tasks: asyncio.TaskGroup | None = None
+        self._bind_slots = asyncio.Semaphore(config.parallel_binds)
+        self._status_slots = asyncio.Semaphore(config.parallel_status_updates)
+        self._status_in_flight: dict[str, str] = {}
+
+    async def run(self) -> None:
+        """Watch, schedule and bind until cancelled; every task it starts is owned here."""
+        logger.info("Starting scheduler", extra={"scheduler_name": self.config.scheduler_name})
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._tasks = tg
+                tg.create_task(self.factory.run())
+                tg.create_task(self.recorder.run())
+                await self.factory.wait_for_cache_sync()
+                nodes, pods = self.cache.counts()
+                logger.info("Caches synced", extra={"nodes": nodes, "bound_pods": pods, "pending": len(self.queue)})
+                tg.create_task(self._schedule_loop())
+        finally:
+            await self.queue.shut_down()
+            logger.info("Scheduler stopped")
+
+    async def _schedule_loop(self) -> None:
+        while True:
+            try:
+                key = await self.queue.pop()
+            except ShutDown:
+                return
+            try:
+                self.schedule_one(key)
+            except Exception:  # a loop boundary: one pod must not stop the scheduler
+                logger.exception("Scheduling attempt failed, will retry", extra={"pod": key})
+                self.queue.requeue_with_backoff(key)
+            finally:
+                self.queue.done(key)
+            await asyncio.sleep(0)  # let bindings and informer events run between pods
+
+    # --- the scheduling cycle (synchronous) ----------------------------------------------
+    def schedule_one(self, key: str) -> None:
+        """Make one scheduling attempt for the pod under `key`, as the store has it now."""
+        pod = self.pod_informer.store.get(key)
+        if pod is None or not is_pending_for(pod, self.config.scheduler_name):
+            self.queue.forget(key)
+            return
+        if self.cache.is_assumed(key):
+            return  # its binding is in flight; the outcome requeues it if needed
+        try:
+            result = self.algorithm.schedule(pod, self.cache.node_infos())
+        except FitError as e:
+            self._handle_unschedulable(pod, e)
+            return
+        except SchedulingError as e:
+            logger.warning("Scheduling attempt failed, will retry", extra={"pod": key, "error": str(e)})
+            self.queue.requeue_with_backoff(key)
+            return
+        host = result.suggested_host
+        self.cache.assume_pod(pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": host})}),
+                              host)
+        logger.debug("Pod assumed", extra={"pod": key, "node": host, "feasible": result.feasible_nodes,
+                                           "evaluated": result.evaluated_nodes})
+        self._start(self._bind(pod, host))
+
+    def _start(self, coro: Coroutine[Any, Any, None]) -> None:
+        assert self._tasks is not None, "schedule_one runs only inside run()"
+        self._tasks.create_task(coro)
+
+    # --- the binding cycle (asynchronous) ------------------------------------------------
+    async def _bind(self, pod: Pod, node_name: str) -> None:
+        key, ns, name = pod.key, str(pod.metadata.namespace), str(pod.metadata.name)
+        try:
+            async with self._bind_slots:
+                await self.client.bind(namespace=ns, name=name, node_name=node_name, uid=pod.metadata.uid)
+        except Exception as e:  # any failure: undo the assumption and retry
+            self.cache.forget_pod(key)
+            level = logging.DEBUG if isinstance(e, (Conflict, NotFound)) else logging.WARNING
+            logger.log(level, "Binding failed, will retry", extra={"pod": key, "node": node_name, "error": repr(e)})
+            self.queue.requeue_with_backoff(key)
+            self.queue.move_all_to_active("AssumedPodForgotten")
+            return
+        self.cache.finish_binding(key)
+        self.queue.forget(key)
+        logger.info("Pod bound", extra={"pod": key, "node": node_name})
+        self.recorder.record(pod, type_=NORMAL, reason="Scheduled",
+                             message=f"Successfully assigned {ns}/{name} to {node_name}")
+
+    # --- unschedulable pods --------------------------------------------------------------
+    def _handle_unschedulable(self, pod: Pod, err: FitError) -> None:
+        key, message = pod.key, err.message
+        logger.debug("Pod is unschedulable", extra={"pod": key, "reason": message})
+        self.queue.add_unschedulable(key)
+        self.recorder.record(pod, type_=WARNING, reason="FailedScheduling", message=message)
+        cond = pod.status.condition("PodScheduled")
+        current = cond is not None and (cond.status, cond.reason, cond.message) == ("False", "Unschedulable", message)
+        if not current and self._status_in_flight.get(key) != message:
+            self._status_in_flight[key] = message
+            self._start(self._set_unschedulable_condition(pod, message))
+
+    async def _set_unschedulable_condition(self, pod: Pod, message: str) -> None:
+        """Write PodScheduled=False; conditional on the pod's resourceVersion, so it never lands on a newer pod."""
+        old = pod.status.condition("PodScheduled")
+        transition = old.last_transition_time if old is not None and old.status == "False" else None
+        conditions = [c.to_dict() for c in pod.status.conditions or [] if c.type != "PodScheduled"]
+        conditions.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message,
+                           "lastTransitionTime": transition or now_rfc3339()})
+        patch = {"metadata": {"resourceVersion": pod.metadata.resource_version}, "status": {"conditions": conditions}}
+        try:
+            async with self._status_slots:
+                await self.client.patch(Pod, str(pod.metadata.name), patch, pod.metadata.namespace,
+                                        subresource="status")
+        except Exception as e:  # best effort: the next attempt writes it again
+            level = logging.DEBUG if isinstance(e, (Conflict, NotFound)) else logging.WARNING
+            logger.log(level, "Updating pod condition failed", extra={"pod": pod.key, "error": repr(e)})
+        finally:
+            if self._status_in_flight.get(pod.key) == message:
+                del self._status_in_flight[pod.key]
