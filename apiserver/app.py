@@ -14,20 +14,20 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
 from typing import Any, AsyncIterator
 
 from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from kube.errors import ApiError, InternalError, NotAcceptable, NotFound, Unauthorized
+from kube.errors import ApiError, NotAcceptable, NotFound
 from kube.resources import RESOURCES
-from apiserver.authn import ANONYMOUS_PATHS, TokenFileAuthenticator, UnionAuthenticator, UserInfo
+from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.config import ApiServerConfig
 from apiserver.endpoints import discovery
 from apiserver.endpoints.resources import ResourceHandler, json_response
 from apiserver.metrics import Metrics
+from apiserver.pipeline import RequestPipeline
 from apiserver.openapi import documents
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.compactor import compact_periodically
@@ -95,27 +95,11 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
 
     app = FastAPI(lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
 
-    @app.middleware("http")
-    async def pipeline(request: Request, call_next: Any) -> Response:
-        start = time.monotonic()
-        path = request.url.path
-        try:
-            if path not in ANONYMOUS_PATHS:
-                user: UserInfo | None = authn.authenticate(request.headers)
-                if user is None:
-                    raise Unauthorized("Unauthorized")
-                request.state.user = user
-            response: Response = await call_next(request)
-        except ApiError as e:
-            response = _status_response(e)
-        except Exception:  # the one place an unexpected failure becomes a 500
-            logger.exception("Request failed", extra={"method": request.method, "path": path})
-            response = _status_response(InternalError("an internal error occurred"))
-        parts = path.split("/")
-        resource = parts[-1] if len(parts) > 1 else ""
-        metrics.observe(verb=request.method, resource=resource, code=response.status_code,
-                        seconds=time.monotonic() - start)
-        return response
+    async def api_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return _status_response(exc)
+
+    app.add_exception_handler(ApiError, api_error)
 
     @app.get("/healthz")
     @app.get("/livez")
@@ -189,14 +173,18 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
             raise NotFound("the server could not find the requested resource")
         return Response(body, media_type="application/json", headers={"Cache-Control": "public, immutable"})
 
-    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    async def resources(scope: Any, receive: Any, send: Any) -> None:
+        """Resource paths, served without the framework's routing (the hot path of every component)."""
+        request = Request(scope, receive)
+        parts = scope["path"].split("/", 4)  # "", "api", "v1", rest  |  "", "apis", group, version, rest
+        try:
+            if parts[1] == "api":
+                response = await state["handler"].handle(request, "", parts[2], "/".join(parts[3:]))
+            else:
+                response = await state["handler"].handle(request, parts[2], parts[3], parts[4])
+        except ApiError as e:
+            response = _status_response(e)
+        await response(scope, receive, send)
 
-    @app.api_route("/api/v1/{rest:path}", methods=methods)
-    async def core(request: Request, rest: str) -> Response:
-        return await state["handler"].handle(request, "", "v1", rest)
-
-    @app.api_route("/apis/{group}/{version}/{rest:path}", methods=methods)
-    async def grouped(request: Request, group: str, version: str, rest: str) -> Response:
-        return await state["handler"].handle(request, group, version, rest)
-
-    return app
+    return RequestPipeline(app, authenticator=authn, metrics=metrics,  # type: ignore[return-value]
+                           resources=resources)

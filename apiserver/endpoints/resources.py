@@ -275,9 +275,11 @@ class ResourceHandler:
         return json_response(obj, 201, warnings=warnings)
 
     async def require_namespace(self, namespace: str | None) -> None:
+        """NotFound unless the namespace exists, Forbidden while it terminates (cache first, then etcd)."""
         ns_store = self.stores["namespaces"]
+        cached = ns_store.cache.objects.get(ns_store.key(None, str(namespace))) if ns_store.cache else None
         try:
-            ns = await ns_store.get(None, str(namespace))
+            ns = cached if cached is not None else await ns_store.get(None, str(namespace))
         except NotFound:
             raise NotFound(f'namespaces "{namespace}" not found',
                            details={"name": namespace, "kind": "namespaces"}) from None
