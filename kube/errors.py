@@ -125,8 +125,10 @@ class FieldError:
         self.field, self.message, self.reason = field, message, reason
 
     def cause(self) -> dict[str, str]:
-        return {"reason": self.reason, "message": f"{self.field}: {self.message}" if self.field else self.message,
-                "field": self.field}
+        return {"reason": self.reason, "message": self.message, "field": self.field}
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
 
 
 def qualified_resource(plural: str, group: str) -> str:

@@ -18,8 +18,14 @@ SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "pat
                      "binding": ["create"], "log": ["get"], "finalize": ["update"]}
 
 
+# The Kubernetes minor version we report. It also decides which kubectl the version-dispatching
+# `kubectl` runs; from 1.32 on, kubectl's typed commands (`create namespace`, `create token`,
+# `auth can-i`) send protobuf bodies, which this server does not decode yet, so it reports 1.30.
+KUBE_MINOR = "30"
+
+
 def version_info() -> dict[str, str]:
-    return {"major": "1", "minor": "32", "gitVersion": "v1.32.0-picokube", "gitCommit": "picokube",
+    return {"major": "1", "minor": KUBE_MINOR, "gitVersion": f"v1.{KUBE_MINOR}.0-picokube", "gitCommit": "picokube",
             "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "python3",
             "compiler": "cpython", "platform": "linux/amd64"}
 

@@ -116,6 +116,11 @@ class ResourceHandler:
         return raw
 
     async def body(self, request: Request) -> Any:
+        content_type = request.headers.get("content-type", "").split(";")[0].strip()
+        if content_type and not (content_type == "application/json" or content_type.endswith("+json")
+                                 or content_type in ("application/yaml", "text/plain", "*/*")):
+            raise UnsupportedMediaType(f'the body of the request was in an unknown format - accepted media types '
+                                       f'include: application/json, application/yaml')
         raw = await self.raw_body(request)
         if not raw.strip():
             return None

@@ -19,7 +19,7 @@ from apiserver.openapi.schema import definition_for_gvk, definitions
 
 __all__ = ["openapi_v2", "openapi_v3_index", "openapi_v3_group"]
 
-_INFO = {"title": "Kubernetes", "version": "v1.32.0"}
+_INFO = {"title": "Kubernetes", "version": "v1.30.0"}
 
 
 def _gv_path(group: str, version: str) -> str:

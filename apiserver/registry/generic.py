@@ -118,7 +118,7 @@ class RegistryStore:
                         details={"name": name, "group": self.info.group, "kind": self.info.plural})
 
     def invalid(self, name: str, errs: list[Any]) -> Invalid:
-        summary = ", ".join(e.cause()["message"] for e in errs)
+        summary = ", ".join(str(e) for e in errs)
         return Invalid(f'{self.info.kind} "{name}" is invalid: {summary}' if len(errs) == 1 else
                        f'{self.info.kind} "{name}" is invalid: [{summary}]',
                        details={"name": name, "group": self.info.group, "kind": self.info.kind,
