@@ -1,0 +1,157 @@
+"""The `picokube` console script: run a local cluster (`up`, `down`, `status`) or one component.
+
+`picokube apiserver|controller-manager|scheduler|kubelet ARGS...` replaces itself with
+`python -m <package> ARGS...` (packages `apiserver`, `controllers`, `scheduler`,
+`kubelet`), passing every argument through untouched, `--help` included, so each
+component owns its own flags. The hidden `_supervise` command is how `up --detach` runs
+the supervisor in the background.
+
+Exit codes: 0 on success, 1 when the command could not do what was asked (the reason is
+printed on stderr), 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from kube.cluster.config import DEFAULT_NODE_CAPACITY, ClusterConfig, parse_endpoints
+from kube.cluster.down import down as run_down
+from kube.cluster.status import status as run_status
+from kube.cluster.up import (
+    UpError,
+    resolve_runtime,
+    supervise,
+    up_detached,
+    up_foreground,
+)
+
+__all__ = ["app", "main"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DATA_DIR = "~/.picokube"
+COMPONENT_PACKAGES = {
+    "apiserver": "apiserver",
+    "controller-manager": "controllers",
+    "scheduler": "scheduler",
+    "kubelet": "kubelet",
+}
+PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+
+class Runtime(str, Enum):
+    auto = "auto"
+    cri = "cri"
+    simulated = "simulated"
+
+
+class Output(str, Enum):
+    text = "text"
+    json = "json"
+
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Run a small, real Kubernetes control plane on this machine.")
+
+DataDir = Annotated[str, typer.Option("--data-dir", help="Where the cluster keeps its files and logs.")]
+
+
+def _data_dir(value: str) -> Path:
+    return Path(value).expanduser().resolve()
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"picokube: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def _setup_logging() -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(message)s")
+    for noisy in ("httpx", "httpcore"):  # one line per probe request would drown the events
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@app.command()
+def up(
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    port: Annotated[int, typer.Option(help="API server port on 127.0.0.1.")] = 6443,
+    etcd_port: Annotated[int, typer.Option(help="Client port of the cluster's own etcd (peer: +1).")] = 2379,
+    etcd_endpoints: Annotated[str | None, typer.Option(
+        help="Use these existing etcd members (comma-separated URLs) instead of starting one.")] = None,
+    nodes: Annotated[int, typer.Option(help="How many kubelets (nodes node-1..node-N) to run.")] = 1,
+    runtime: Annotated[Runtime, typer.Option(help="Container runtime of the kubelets.")] = Runtime.auto,
+    containerd_socket: Annotated[str | None, typer.Option(help="containerd socket for --runtime cri.")] = None,
+    node_capacity: Annotated[str, typer.Option(help="Capacity simulated nodes report.")] = DEFAULT_NODE_CAPACITY,
+    detach: Annotated[bool, typer.Option(help="Run in the background; return once every node is Ready.")] = False,
+    timeout: Annotated[float, typer.Option(help="With --detach: seconds to wait for a Ready cluster.")] = 120.0,
+) -> None:
+    """Start etcd, the API server, the controller-manager, the scheduler and the kubelets."""
+    try:
+        chosen, reason = resolve_runtime(runtime.value)
+        config = ClusterConfig(
+            data_dir=_data_dir(data_dir), port=port, etcd_port=etcd_port,
+            etcd_endpoints=parse_endpoints(etcd_endpoints) if etcd_endpoints else (),
+            nodes=nodes, runtime=chosen, containerd_socket=containerd_socket, node_capacity=node_capacity)
+    except (UpError, ValueError) as e:
+        _fail(str(e))
+    typer.echo(f"Using runtime {chosen} ({reason})")
+    _setup_logging()
+    try:
+        code = up_detached(config, timeout=timeout) if detach else up_foreground(config)
+    except UpError as e:
+        _fail(str(e))
+    raise typer.Exit(code)
+
+
+@app.command()
+def down(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
+    """Stop every process `picokube up` started for the data dir."""
+    _setup_logging()
+    raise typer.Exit(run_down(_data_dir(data_dir)))
+
+
+@app.command()
+def status(
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    output: Annotated[Output, typer.Option("-o", "--output", help="Output format.")] = Output.text,
+) -> None:
+    """Show the cluster's endpoints and whether each component runs."""
+    raise typer.Exit(run_status(_data_dir(data_dir), output=output.value))
+
+
+@app.command("_supervise", hidden=True)
+def supervise_command(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
+    """Run the supervisor of a prepared data dir (what `up --detach` starts)."""
+    _setup_logging()
+    path = _data_dir(data_dir)
+    try:
+        config = ClusterConfig.load(path)
+    except (OSError, ValueError, TypeError) as e:
+        _fail(f"no usable cluster.json in {path}: {e}")
+    raise typer.Exit(supervise(config))
+
+
+def _component_command(name: str, package: str) -> None:
+    def run(ctx: typer.Context) -> None:
+        args = [sys.executable, "-m", package, *ctx.args]
+        os.execv(sys.executable, args)
+
+    run.__doc__ = f"Run the {name} (python -m {package}); all arguments pass through."
+    app.command(name, context_settings=PASSTHROUGH, add_help_option=False)(run)
+
+
+for _name, _package in COMPONENT_PACKAGES.items():
+    _component_command(_name, _package)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="picokube")

@@ -1,0 +1,137 @@
+"""What `picokube up` was asked to run, and where each file of the data dir lives.
+
+`ClusterConfig` is built once from the `up` flags and saved as `cluster.json` in the data
+dir, so the detached supervisor (a separate process) runs exactly the cluster that the
+user asked for. `state.json` (written by the supervisor) records what actually runs.
+
+Guarantees: a `ClusterConfig` is immutable, validated on construction (ValueError with a
+message naming the flag) and survives `to_json`/`from_json` unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from kube.cluster._files import write_file_atomic
+
+__all__ = ["CONFIG_FILE", "DEFAULT_NODE_CAPACITY", "ClusterConfig", "parse_capacity", "parse_endpoints"]
+
+logger = logging.getLogger(__name__)
+
+CONFIG_FILE = "cluster.json"
+DEFAULT_NODE_CAPACITY = "cpu=4,memory=8Gi,pods=110"
+
+
+def parse_capacity(text: str) -> dict[str, str]:
+    """`cpu=4,memory=8Gi` -> {"cpu": "4", "memory": "8Gi"}; ValueError on a malformed item."""
+    out: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ValueError(f"--node-capacity: {item!r} is not NAME=QUANTITY")
+        out[name.strip()] = value.strip()
+    if not out:
+        raise ValueError("--node-capacity: give at least one NAME=QUANTITY")
+    return out
+
+
+def parse_endpoints(text: str) -> tuple[str, ...]:
+    """Split and check a comma-separated list of http(s) etcd URLs."""
+    urls = tuple(u.strip().rstrip("/") for u in text.split(",") if u.strip())
+    for url in urls:
+        parsed = urlparse(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"--etcd-endpoints: {url!r} is not an http(s) URL")
+    if not urls:
+        raise ValueError("--etcd-endpoints: give at least one URL")
+    return urls
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """The resolved flags of `picokube up`."""
+
+    data_dir: Path
+    port: int = 6443
+    etcd_port: int = 2379
+    etcd_endpoints: tuple[str, ...] = ()  # empty: picokube runs its own etcd
+    nodes: int = 1
+    runtime: str = "simulated"
+    containerd_socket: str | None = None
+    node_capacity: str = DEFAULT_NODE_CAPACITY
+
+    def __post_init__(self) -> None:
+        for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
+            if not 0 < port < 65535:
+                raise ValueError(f"{flag}: {port} is not a TCP port")
+        if self.nodes < 0:
+            raise ValueError("--nodes must be 0 or more")
+        parse_capacity(self.node_capacity)
+
+    @property
+    def own_etcd(self) -> bool:
+        return not self.etcd_endpoints
+
+    @property
+    def etcd_urls(self) -> tuple[str, ...]:
+        return self.etcd_endpoints or (f"http://127.0.0.1:{self.etcd_port}",)
+
+    @property
+    def apiserver_url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def node_names(self) -> list[str]:
+        return [f"node-{i}" for i in range(1, self.nodes + 1)]
+
+    # Files of the data dir.
+    @property
+    def pki_dir(self) -> Path:
+        return self.data_dir / "pki"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def etcd_data_dir(self) -> Path:
+        return self.data_dir / "etcd"
+
+    @property
+    def token_file(self) -> Path:
+        return self.data_dir / "tokens.csv"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.data_dir / "kubeconfig"
+
+    def kubeconfig_for(self, component: str) -> Path:
+        """`controller-manager.kubeconfig`, `scheduler.kubeconfig`, `kubelet-node-1.kubeconfig`."""
+        return self.data_dir / f"{component}.kubeconfig"
+
+    def to_json(self) -> str:
+        doc = asdict(self)
+        doc["data_dir"] = str(self.data_dir)
+        doc["etcd_endpoints"] = list(self.etcd_endpoints)
+        return json.dumps(doc, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> ClusterConfig:
+        doc = json.loads(text)
+        doc["data_dir"] = Path(doc["data_dir"])
+        doc["etcd_endpoints"] = tuple(doc.get("etcd_endpoints") or ())
+        return cls(**doc)
+
+    def save(self) -> Path:
+        path = self.data_dir / CONFIG_FILE
+        write_file_atomic(path, self.to_json().encode(), mode=0o644)
+        return path
+
+    @classmethod
+    def load(cls, data_dir: Path) -> ClusterConfig:
+        """The config `up` saved in `data_dir`; OSError/ValueError when there is none."""
+        return cls.from_json((data_dir / CONFIG_FILE).read_text())

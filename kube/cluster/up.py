@@ -1,0 +1,312 @@
+"""`picokube up`: prepare a data dir and run a whole cluster under one supervisor.
+
+The steps, each idempotent so a second `up` on the same data dir reuses what the first
+made: refuse when a cluster already runs for the data dir, check the ports, create the PKI,
+the token file and one kubeconfig per identity, save the resolved flags (`cluster.json`),
+then supervise etcd, the API server, the controller-manager, the scheduler and one kubelet
+per node, in that order. etcd gates the API server (its client port must accept
+connections) and the API server gates the rest (`/readyz` must answer 200).
+
+Foreground (`up`): this process is the supervisor and streams one line per event; Ctrl-C
+stops everything and exits 0. Detached (`up --detach`): the supervisor is re-executed as
+`python -m kube.cluster _supervise --data-dir DIR` in its own session, logging to
+`logs/supervisor.log`; this process waits until the API server is ready and every node is
+Ready, prints a summary and exits 0, or prints why not, stops the cluster and exits 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import site
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import kube
+from kube.cluster.config import ClusterConfig
+from kube.cluster.down import stop_cluster
+from kube.cluster.etcd import etcd_command
+from kube.cluster.kubeconfig import write_kubeconfig
+from kube.cluster.pki import ClusterPki, ensure_cluster_pki
+from kube.cluster.probe import ApiProbe, port_in_use, port_open
+from kube.cluster.state import (
+    ClusterLocked,
+    cluster_lock,
+    process_matches,
+    read_state,
+)
+from kube.cluster.supervisor import ComponentSpec, Supervisor, describe_exit
+from kube.cluster.tokens import (
+    ADMIN_USER,
+    CONTROLLER_MANAGER_USER,
+    SCHEDULER_USER,
+    cluster_identities,
+    ensure_token_file,
+    node_user,
+)
+
+__all__ = ["UpError", "component_specs", "prepare", "resolve_runtime", "supervise", "up_detached",
+           "up_foreground"]
+
+logger = logging.getLogger(__name__)
+
+SUPERVISOR_LOG = "supervisor.log"
+
+
+class UpError(Exception):
+    """`up` cannot go on; the message says why and what to do."""
+
+
+def resolve_runtime(requested: str) -> tuple[str, str]:
+    """The runtime to use for `--runtime requested` and the reason; UpError if unavailable."""
+    if requested == "simulated":
+        return "simulated", "requested with --runtime simulated"
+    if requested == "cri":
+        raise UpError("the cri runtime is not available yet; use --runtime simulated")
+    if requested == "auto":
+        return "simulated", "the cri runtime is not available yet"
+    raise UpError(f"unknown runtime {requested!r}: use auto, cri or simulated")
+
+
+def preflight(config: ClusterConfig) -> None:
+    """Raise UpError if leftovers of an earlier run are alive or a port is taken.
+
+    A running supervisor is detected by the data dir's lock, which the caller holds.
+    """
+    state = read_state(config.data_dir) or {}
+    leftovers = [f"{c.get('name')} (pid {c.get('pid')})" for c in state.get("components", [])
+                 if process_matches(c.get("pid"), c.get("argv") or [])]
+    if leftovers:
+        raise UpError(f"processes of an earlier run for {config.data_dir} are still alive: "
+                      f"{', '.join(leftovers)}; run `picokube down --data-dir {config.data_dir}`")
+    ports = [("API server", config.port)]
+    if config.own_etcd:
+        ports += [("etcd client", config.etcd_port), ("etcd peer", config.etcd_port + 1)]
+    for what, port in ports:
+        if port_in_use(port):
+            raise UpError(f"port {port} ({what}) is already in use on 127.0.0.1; "
+                          f"free it or choose another with --port/--etcd-port")
+
+
+def prepare(config: ClusterConfig) -> dict[str, str]:
+    """Create dirs, PKI, token file, kubeconfigs and cluster.json; return tokens by user."""
+    for d in (config.data_dir, config.logs_dir, config.etcd_data_dir):
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    pki = ensure_cluster_pki(config.pki_dir)
+    entries = ensure_token_file(config.token_file, cluster_identities(config.node_names))
+    tokens = {user: e.token for user, e in entries.items()}
+    files = {
+        config.admin_kubeconfig: ADMIN_USER,
+        config.kubeconfig_for("controller-manager"): CONTROLLER_MANAGER_USER,
+        config.kubeconfig_for("scheduler"): SCHEDULER_USER,
+        **{config.kubeconfig_for(f"kubelet-{n}"): node_user(n) for n in config.node_names},
+    }
+    for path, user in files.items():
+        write_kubeconfig(path, server=config.apiserver_url, ca_pem=pki.ca_pem(), user=user, token=tokens[user])
+    config.save()
+    return tokens
+
+
+def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
+    """The supervised processes of the cluster, in start order, with their readiness gates."""
+    env, cwd, pki = python_env(), config.data_dir, ClusterPki(config.pki_dir)
+
+    def python(name: str, package: str, *args: str, ready: Callable[[], bool] | None = None) -> ComponentSpec:
+        return ComponentSpec(name, (sys.executable, "-m", package, *args), ready=ready, env=env, cwd=cwd)
+
+    readyz_probe = ApiProbe(config.apiserver_url, pki.ca_cert)  # lives as long as the supervisor
+
+    specs = []
+    if config.own_etcd:
+        argv = etcd_command(data_dir=config.etcd_data_dir, client_port=config.etcd_port,
+                            peer_port=config.etcd_port + 1)
+        specs.append(ComponentSpec("etcd", tuple(argv), ready=lambda: port_open(config.etcd_port), cwd=cwd))
+    specs.append(python(
+        "apiserver", "apiserver",
+        "--etcd-endpoints", ",".join(config.etcd_urls), "--bind-address", "127.0.0.1",
+        "--port", str(config.port),
+        "--tls-cert-file", str(pki.apiserver_cert), "--tls-private-key-file", str(pki.apiserver_key),
+        "--client-ca-file", str(pki.ca_cert), "--token-auth-file", str(config.token_file),
+        ready=lambda: readyz_probe.readyz()[0]))
+    specs.append(python("controller-manager", "controllers",
+                        "--kubeconfig", str(config.kubeconfig_for("controller-manager"))))
+    specs.append(python("scheduler", "scheduler", "--kubeconfig", str(config.kubeconfig_for("scheduler"))))
+    for i, node in enumerate(config.node_names, start=1):
+        specs.append(python(
+            f"kubelet-{node}", "kubelet",
+            "--kubeconfig", str(config.kubeconfig_for(f"kubelet-{node}")), "--node-name", node,
+            "--runtime", config.runtime, "--node-capacity", config.node_capacity,
+            "--pod-cidr", f"10.244.{i}.0/24"))
+    return specs
+
+
+def python_env() -> dict[str, str]:
+    """The environment of Python children: ours, unbuffered, able to import this source tree.
+
+    Children run in the data dir, so a source tree that is not pip-installed is appended to
+    PYTHONPATH; entries already there come first and win.
+    """
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    root = str(Path(kube.__file__).resolve().parent.parent)
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths and root not in site.getsitepackages():
+        env["PYTHONPATH"] = os.pathsep.join([*paths, root])
+    return env
+
+
+def state_info(config: ClusterConfig) -> dict[str, object]:
+    """The cluster-level keys of state.json, next to the supervisor's own."""
+    return {
+        "apiserver": config.apiserver_url,
+        "etcd": list(config.etcd_urls),
+        "kubeconfig": str(config.admin_kubeconfig),
+        "containerd_socket": config.containerd_socket if config.runtime == "cri" else None,
+        "runtime": config.runtime,
+        "nodes": config.node_names,
+    }
+
+
+def supervise(config: ClusterConfig, *, on_started: Callable[[], None] | None = None) -> int:
+    """Run the cluster's supervisor in this process until a stop signal; the exit code."""
+    supervisor = Supervisor(data_dir=config.data_dir, components=component_specs(config),
+                            info=state_info(config), on_started=on_started)
+    try:
+        return supervisor.run()
+    except ClusterLocked:
+        logger.error("Another supervisor already runs for %s", config.data_dir)
+        return 1
+
+
+def up_foreground(config: ClusterConfig) -> int:
+    """Prepare and supervise in this process; returns 0 after Ctrl-C stopped everything."""
+    tokens = _prepare_locked(config)
+
+    def on_started() -> None:
+        logger.info("Control plane is up at %s; export KUBECONFIG=%s", config.apiserver_url,
+                    config.admin_kubeconfig)
+        threading.Thread(target=_announce_nodes_ready, args=(config, tokens[ADMIN_USER]),
+                         name="nodes-ready", daemon=True).start()
+
+    return supervise(config, on_started=on_started)
+
+
+def up_detached(config: ClusterConfig, *, timeout: float) -> int:
+    """Start the supervisor in the background and wait for a Ready cluster; the exit code."""
+    tokens = _prepare_locked(config)
+    log_path = config.logs_dir / SUPERVISOR_LOG
+    with open(log_path, "ab") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "kube.cluster", "_supervise", "--data-dir", str(config.data_dir)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            close_fds=True, cwd=config.data_dir, env=python_env())
+    print(f"Started the supervisor (pid {child.pid}), log {log_path}", flush=True)
+    try:
+        waiting_for, why = _wait_ready(config, child, token=tokens[ADMIN_USER], timeout=timeout)
+    except KeyboardInterrupt:
+        print("Interrupted, stopping the cluster", file=sys.stderr)
+        stop_cluster(config.data_dir)
+        return 130
+    if waiting_for is None:
+        _print_summary(config)
+        return 0
+    print(f"picokube up: the cluster is not ready after {timeout:.0f}s: {why}", file=sys.stderr)
+    print(_diagnose(config, waiting_for), file=sys.stderr)
+    print("Stopping the cluster", file=sys.stderr)
+    stop_cluster(config.data_dir)
+    return 1
+
+
+def _prepare_locked(config: ClusterConfig) -> dict[str, str]:
+    try:
+        with cluster_lock(config.data_dir):
+            preflight(config)
+            return prepare(config)
+    except ClusterLocked as e:
+        pid = ((read_state(config.data_dir) or {}).get("supervisor") or {}).get("pid", "?")
+        raise UpError(f"picokube is already running for {config.data_dir} (supervisor pid {pid}); "
+                      f"stop it with `picokube down --data-dir {config.data_dir}`") from e
+
+
+def _wait_ready(config: ClusterConfig, child: subprocess.Popen[bytes], *, token: str,
+                timeout: float) -> tuple[str | None, str]:
+    """Poll until the API server and nodes are Ready.
+
+    Returns (None, "") on success, else the component awaited last ("supervisor",
+    "apiserver" or the kubelet of the first node not Ready) and why it is not ready.
+    """
+    deadline = time.monotonic() + timeout
+    waiting_for, why = "apiserver", "not started yet"
+    with ApiProbe(config.apiserver_url, ClusterPki(config.pki_dir).ca_cert, token=token) as probe:
+        while time.monotonic() < deadline:
+            code = child.poll()
+            if code is not None:
+                return "supervisor", f"the supervisor exited ({describe_exit(code)})"
+            if waiting_for == "apiserver":
+                ok, why = probe.readyz()
+                if ok:
+                    print(f"API server ready at {config.apiserver_url}", flush=True)
+                    waiting_for = "kubelets"
+                    continue
+            else:
+                missing, why = probe.nodes_not_ready(config.node_names)
+                if not missing:
+                    return None, ""
+                waiting_for = f"kubelet-{missing[0]}"
+            time.sleep(0.5)
+    return waiting_for, why
+
+
+def _diagnose(config: ClusterConfig, waiting_for: str) -> str:
+    """Name the component that holds the cluster up and show the tail of its log."""
+    if waiting_for == "supervisor":
+        return _log_tail("supervisor", config.logs_dir / SUPERVISOR_LOG)
+    state = read_state(config.data_dir) or {}
+    records = {c["name"]: c for c in state.get("components", [])}
+    # What the awaited component depends on comes first: a crash-looping etcd explains a
+    # silent API server better than the API server's own log does.
+    candidates = (["etcd"] if config.own_etcd and waiting_for == "apiserver" else []) + [waiting_for]
+    culprit = next((n for n in candidates if not _healthy(records.get(n))), waiting_for)
+    rec = records.get(culprit) or {}
+    alive = process_matches(rec.get("pid"), rec.get("argv") or [])
+    facts = f"pid {rec.get('pid')}, {'alive' if alive else 'not running'}, restarts {rec.get('restarts', 0)}"
+    if rec.get("last_exit"):
+        facts += f", last exit {rec['last_exit']}"
+    return f"{culprit} is not up ({facts}).\n" + _log_tail(culprit, config.logs_dir / f"{culprit}.log")
+
+
+def _healthy(record: dict[str, Any] | None) -> bool:
+    if record is None:
+        return False
+    return record.get("restarts") == 0 and process_matches(record.get("pid"), record.get("argv") or [])
+
+
+def _log_tail(name: str, path: Path, lines: int = 20) -> str:
+    try:
+        tail = path.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return f"(no log for {name} at {path})"
+    return f"Last lines of {path}:\n" + "\n".join(f"    {line}" for line in tail)
+
+
+def _announce_nodes_ready(config: ClusterConfig, token: str) -> None:
+    with ApiProbe(config.apiserver_url, ClusterPki(config.pki_dir).ca_cert, token=token) as probe:
+        while probe.nodes_not_ready(config.node_names)[0]:
+            time.sleep(1.0)
+    logger.info("Cluster ready: %d node(s) Ready (%s); export KUBECONFIG=%s", config.nodes,
+                ", ".join(config.node_names) or "none", config.admin_kubeconfig)
+
+
+def _print_summary(config: ClusterConfig) -> None:
+    print(f"picokube is running (data dir {config.data_dir})\n"
+          f"  API server:  {config.apiserver_url}\n"
+          f"  etcd:        {', '.join(config.etcd_urls)}\n"
+          f"  kubeconfig:  {config.admin_kubeconfig}\n"
+          f"  nodes:       {', '.join(config.node_names) + ' (Ready)' if config.nodes else 'none'}\n"
+          f"Use it:   export KUBECONFIG={config.admin_kubeconfig}\n"
+          f"Stop it:  picokube down --data-dir {config.data_dir}", flush=True)

@@ -1,0 +1,104 @@
+"""`picokube up` preparation and refusals; the running cluster is covered by tests/e2e."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import yaml
+
+from kube.cluster.config import ClusterConfig
+from kube.cluster.etcd import free_port
+from kube.cluster.state import cluster_lock
+from kube.cluster.tokens import read_token_file
+from kube.cluster.up import component_specs, prepare
+
+from .conftest import run_cli
+
+
+def test_prepare_writes_every_file_and_reuses_credentials(tmp_path: Path) -> None:
+    config = ClusterConfig(data_dir=tmp_path, port=7443, nodes=2)
+    tokens = prepare(config)
+
+    for name in ("kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig",
+                 "kubelet-node-1.kubeconfig", "kubelet-node-2.kubeconfig", "tokens.csv"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
+    for name in ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key"):
+        assert (tmp_path / "pki" / name).exists()
+    node = yaml.safe_load((tmp_path / "kubelet-node-2.kubeconfig").read_text())
+    assert node["users"][0] == {"name": "system:node:node-2", "user": {"token": tokens["system:node:node-2"]}}
+    assert node["clusters"][0]["cluster"]["server"] == "https://127.0.0.1:7443"
+    assert {e.user for e in read_token_file(tmp_path / "tokens.csv")} == set(tokens)
+    assert ClusterConfig.load(tmp_path) == config
+
+    ca = (tmp_path / "pki" / "ca.crt").read_bytes()
+    assert prepare(config) == tokens
+    assert (tmp_path / "pki" / "ca.crt").read_bytes() == ca
+
+
+def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
+    config = ClusterConfig(data_dir=tmp_path, port=7443, etcd_port=7379, nodes=2,
+                           node_capacity="cpu=2,memory=4Gi,pods=20")
+    specs = {s.name: s for s in component_specs(config)}
+
+    assert list(specs) == ["etcd", "apiserver", "controller-manager", "scheduler",
+                           "kubelet-node-1", "kubelet-node-2"]
+    assert "--listen-client-urls=http://127.0.0.1:7379" in specs["etcd"].argv
+    assert "--listen-peer-urls=http://127.0.0.1:7380" in specs["etcd"].argv
+    assert specs["apiserver"].argv == (
+        sys.executable, "-m", "apiserver", "--etcd-endpoints", "http://127.0.0.1:7379",
+        "--bind-address", "127.0.0.1", "--port", "7443",
+        "--tls-cert-file", f"{tmp_path}/pki/apiserver.crt", "--tls-private-key-file", f"{tmp_path}/pki/apiserver.key",
+        "--client-ca-file", f"{tmp_path}/pki/ca.crt", "--token-auth-file", f"{tmp_path}/tokens.csv")
+    assert specs["controller-manager"].argv == (
+        sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig")
+    assert specs["scheduler"].argv == (
+        sys.executable, "-m", "scheduler", "--kubeconfig", f"{tmp_path}/scheduler.kubeconfig")
+    assert specs["kubelet-node-2"].argv == (
+        sys.executable, "-m", "kubelet", "--kubeconfig", f"{tmp_path}/kubelet-node-2.kubeconfig",
+        "--node-name", "node-2", "--runtime", "simulated", "--node-capacity", "cpu=2,memory=4Gi,pods=20",
+        "--pod-cidr", "10.244.2.0/24")
+    assert specs["etcd"].ready is not None and specs["apiserver"].ready is not None
+
+
+def test_external_etcd_is_not_started(tmp_path: Path) -> None:
+    config = ClusterConfig(data_dir=tmp_path, etcd_endpoints=("http://10.0.0.1:2379", "http://10.0.0.2:2379"))
+    specs = component_specs(config)
+    assert specs[0].name == "apiserver"
+    assert "http://10.0.0.1:2379,http://10.0.0.2:2379" in specs[0].argv
+
+
+def test_up_refuses_the_cri_runtime_for_now(tmp_path: Path) -> None:
+    result = run_cli("up", "--data-dir", str(tmp_path), "--runtime", "cri")
+    assert result.returncode != 0
+    assert "the cri runtime is not available yet" in result.stderr
+
+
+def test_up_names_a_port_that_is_taken(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = run_cli("up", "--data-dir", str(tmp_path), "--port", str(port), "--etcd-port", str(free_port()),
+                         "--detach", "--timeout", "5")
+    assert result.returncode == 1
+    assert f"port {port}" in result.stderr
+    assert not (tmp_path / "state.json").exists()
+
+
+def test_up_refuses_while_a_supervisor_holds_the_data_dir(tmp_path: Path) -> None:
+    with cluster_lock(tmp_path):
+        result = run_cli("up", "--data-dir", str(tmp_path), "--detach")
+    assert result.returncode == 1
+    assert "already running" in result.stderr
+
+
+def test_up_rejects_a_malformed_node_capacity(tmp_path: Path) -> None:
+    result = run_cli("up", "--data-dir", str(tmp_path), "--node-capacity", "cpu")
+    assert result.returncode == 1
+    assert "--node-capacity" in result.stderr
+
+
+def test_status_without_a_cluster_fails(tmp_path: Path) -> None:
+    result = run_cli("status", "--data-dir", str(tmp_path), "-o", "json")
+    assert result.returncode != 0
+    assert "No picokube cluster state" in result.stderr
