@@ -1,0 +1,123 @@
+"""The official `kubernetes` Python client against the API server: CRUD, conflicts, paging, watch."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Iterator
+
+import pytest
+from kubernetes import client, config, utils, watch
+from kubernetes.client.rest import ApiException
+
+from kube.testing.apiserver import ApiServerHarness
+
+NS = "pyclient"
+
+
+@pytest.fixture(scope="module")
+def k8s(api: ApiServerHarness) -> Iterator[client.ApiClient]:
+    api_client = config.new_client_from_config(config_file=str(api.kubeconfig("admin")))
+    core = client.CoreV1Api(api_client)
+    try:
+        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=NS)))
+    except ApiException as e:
+        assert e.status == 409
+    yield api_client
+    api_client.close()
+
+
+def pod(name: str, **labels: str) -> client.V1Pod:
+    return client.V1Pod(metadata=client.V1ObjectMeta(name=name, labels=labels or None),
+                        spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")]))
+
+
+def test_crud_conflict_and_not_found(k8s: client.ApiClient) -> None:
+    core = client.CoreV1Api(k8s)
+    created = core.create_namespaced_pod(NS, pod("crud", app="a"))  # POST without apiVersion/kind in the body
+    assert created.metadata.uid and created.status.phase == "Pending"
+    read = core.read_namespaced_pod("crud", NS)
+    read.metadata.labels["extra"] = "1"
+    replaced = core.replace_namespaced_pod("crud", NS, read)  # PUT re-sends creationTimestamp as +00:00
+    assert replaced.metadata.labels == {"app": "a", "extra": "1"}
+    with pytest.raises(ApiException) as conflict:
+        core.replace_namespaced_pod("crud", NS, read)  # stale resourceVersion
+    assert conflict.value.status == 409 and "the object has been modified" in conflict.value.body
+    patched = core.patch_namespaced_pod("crud", NS, {"metadata": {"labels": {"extra": None, "p": "2"}}})
+    assert patched.metadata.labels == {"app": "a", "p": "2"}  # a dict body is a strategic merge patch
+    with pytest.raises(ApiException) as missing:
+        core.read_namespaced_pod("nope", NS)
+    assert missing.value.status == 404
+    assert core.list_namespaced_config_map("default", label_selector="none=here").items == []
+    core.delete_namespaced_pod("crud", NS, propagation_policy="Background")
+
+
+def test_deployment_scale_and_status(k8s: client.ApiClient) -> None:
+    apps = client.AppsV1Api(k8s)
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "py", "namespace": NS},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "py"}},
+                     "template": {"metadata": {"labels": {"app": "py"}},
+                                  "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+    utils.create_from_dict(k8s, body)
+    scale = apps.patch_namespaced_deployment_scale("py", NS, {"spec": {"replicas": 4}})
+    assert scale.spec.replicas == 4
+    deploy = apps.read_namespaced_deployment("py", NS)
+    assert deploy.spec.replicas == 4 and deploy.metadata.generation == 2
+    status = apps.patch_namespaced_deployment_status("py", NS, {"status": {"replicas": 4, "observedGeneration": 2}})
+    assert status.status.replicas == 4 and status.metadata.generation == 2
+
+
+def test_pagination(k8s: client.ApiClient) -> None:
+    core = client.CoreV1Api(k8s)
+    for i in range(5):
+        core.create_namespaced_config_map(NS, client.V1ConfigMap(metadata=client.V1ObjectMeta(name=f"page-{i}",
+                                                                                              labels={"page": "y"})))
+    names: list[str] = []
+    token = None
+    while True:
+        page = core.list_namespaced_config_map(NS, label_selector="page=y", limit=2, _continue=token)
+        names += [c.metadata.name for c in page.items]
+        token = page.metadata._continue
+        if not token:
+            break
+    assert names == [f"page-{i}" for i in range(5)]
+
+
+def test_binding_subresource(k8s: client.ApiClient) -> None:
+    core = client.CoreV1Api(k8s)
+    core.create_namespaced_pod(NS, pod("tobind"))
+    binding = client.V1Binding(metadata=client.V1ObjectMeta(name="tobind"),
+                               target=client.V1ObjectReference(kind="Node", name="node-1"))
+    core.create_namespaced_pod_binding("tobind", NS, binding, _preload_content=False)
+    assert core.read_namespaced_pod("tobind", NS).spec.node_name == "node-1"
+
+
+def test_watch_resumes_and_expires(k8s: client.ApiClient) -> None:
+    core = client.CoreV1Api(k8s)
+    start = core.list_namespaced_config_map(NS).metadata.resource_version
+    seen: list[tuple[str, str]] = []
+
+    def writer() -> None:
+        time.sleep(0.3)
+        core.create_namespaced_config_map(NS, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="w1")))
+        core.patch_namespaced_config_map("w1", NS, {"data": {"a": "1"}})
+        core.delete_namespaced_config_map("w1", NS)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    w = watch.Watch()
+    for ev in w.stream(core.list_namespaced_config_map, NS, resource_version=start, timeout_seconds=10):
+        obj: Any = ev["object"]
+        seen.append((ev["type"], obj.metadata.name))
+        if ev["type"] == "DELETED":
+            w.stop()
+    t.join()
+    assert seen == [("ADDED", "w1"), ("MODIFIED", "w1"), ("DELETED", "w1")]
+    # resuming from the last resourceVersion of an earlier watch sees only later events
+    resumed = [e["type"] for e in watch.Watch().stream(core.list_namespaced_config_map, NS,
+                                                       resource_version=w.resource_version, timeout_seconds=1)]
+    assert resumed == []
+    with pytest.raises(ApiException) as gone:
+        for _ in watch.Watch().stream(core.list_namespaced_config_map, NS, resource_version="1", timeout_seconds=5):
+            pass
+    assert gone.value.status == 410
