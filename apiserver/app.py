@@ -25,6 +25,7 @@ from kube.resources import RESOURCES
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.config import ApiServerConfig
 from apiserver.endpoints import discovery
+from apiserver.endpoints.logs import PodLogs
 from apiserver.endpoints.resources import ResourceHandler, json_response
 from apiserver.metrics import Metrics
 from apiserver.pipeline import RequestPipeline
@@ -56,6 +57,10 @@ async def _bootstrap(stores: dict[str, RegistryStore], config: ApiServerConfig) 
                 raise
 
 
+def _s(path: Any) -> str | None:
+    return str(path) if path else None
+
+
 def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> FastAPI:
     """The ASGI app; connects to etcd on startup unless a storage is handed in."""
     authenticators = []
@@ -82,6 +87,10 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
                                               name="etcd-compactor"))
         state["handler"] = ResourceHandler(stores, max_request_bytes=config.max_request_bytes,
                                            min_request_timeout=config.min_request_timeout)
+        logs = PodLogs(stores["pods"], stores["nodes"], client_cert=_s(config.kubelet_client_certificate),
+                       client_key=_s(config.kubelet_client_key),
+                       ca_file=_s(config.kubelet_certificate_authority or config.client_ca_file))
+        state["handler"].logs = logs
         await _bootstrap(stores, config)
         logger.info("API server ready", extra={"port": config.port, "etcd": ",".join(config.etcd_endpoints)})
         try:
@@ -90,6 +99,7 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
             for task in caches:
                 task.cancel()
             await asyncio.gather(*caches, return_exceptions=True)
+            await logs.close()
             if storage is None:
                 await store.close()
 

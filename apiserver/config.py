@@ -17,6 +17,11 @@ class ApiServerConfig:
     tls_private_key_file: Path | None = None
     client_ca_file: Path | None = None
     token_auth_file: Path | None = None
+    # How the API server reaches kubelets for pods/log: its client certificate, and the CA
+    # that signed the kubelets' serving certificates (default: client_ca_file).
+    kubelet_client_certificate: Path | None = None
+    kubelet_client_key: Path | None = None
+    kubelet_certificate_authority: Path | None = None
     etcd_prefix: str = "/registry"
     # Requests with a body above this size are refused with 413 (kube-apiserver's limit is 3 MiB).
     max_request_bytes: int = 3 * 1024 * 1024

@@ -98,6 +98,7 @@ class ResourceHandler:
 
     def __init__(self, stores: dict[str, RegistryStore], *, max_request_bytes: int, min_request_timeout: int) -> None:
         self.stores = stores
+        self.logs: Any = None  # PodLogs, set by the app
         self.max_request_bytes = max_request_bytes
         self.min_request_timeout = min_request_timeout
 
@@ -183,7 +184,11 @@ class ResourceHandler:
             return await self.bind(request, path)
         if path.subresource == "scale":
             return await self.scale(request, path)
-        if path.subresource in ("log", "finalize"):
+        if path.subresource == "log":
+            if method != "GET" or self.logs is None:
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return await self.logs.handle(request, str(path.namespace), path.name)
+        if path.subresource == "finalize":
             raise NotFound(f"the server could not find the requested resource ({path.subresource})")
         store = self.store(path)
         if method == "GET":

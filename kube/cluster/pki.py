@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,8 @@ __all__ = [
     "ClusterPki",
     "ensure_cluster_pki",
     "issue_client_certificate",
+    "issue_serving_certificate",
+    "ensure_leaf",
 ]
 
 logger = logging.getLogger(__name__)
@@ -248,3 +250,38 @@ def _write_pair(cert_path: Path, key_path: Path, pair: _Pair) -> None:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def issue_serving_certificate(pki: ClusterPki, *, name: str, ips: Sequence[str] = ("127.0.0.1",),
+                              dns_names: Sequence[str] = (), validity: dt.timedelta = LEAF_VALIDITY
+                              ) -> tuple[bytes, bytes]:
+    """Sign a serving certificate (a kubelet's, say) for `ips` and `dns_names`; return (cert PEM, key PEM)."""
+    ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+    ca_key = _load_ec_key(pki.ca_key)
+    key = ec.generate_private_key(ec.SECP256R1())
+    sans: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
+    cert = (
+        _leaf_builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]), key, ca_cert, validity)
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
+
+
+def ensure_leaf(pki: ClusterPki, stem: str, issue: Callable[[], tuple[bytes, bytes]]) -> tuple[Path, Path]:
+    """`pki/<stem>.crt` and `.key`, issued by `issue()` unless a fresh pair signed by our CA exists."""
+    cert_path, key_path = pki.directory / f"{stem}.crt", pki.directory / f"{stem}.key"
+    if cert_path.exists() and key_path.exists():
+        try:
+            cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+            ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+            if _fresh(cert) and cert.issuer == ca_cert.subject and _same_key(cert, _load_ec_key(key_path)):
+                return cert_path, key_path
+        except (OSError, ValueError):
+            pass
+    cert_pem, key_pem = issue()
+    write_file_atomic(key_path, key_pem, mode=0o600)
+    write_file_atomic(cert_path, cert_pem, mode=0o644)
+    return cert_path, key_path

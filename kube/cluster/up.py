@@ -32,7 +32,8 @@ from kube.cluster.config import ClusterConfig
 from kube.cluster.down import stop_cluster
 from kube.cluster.etcd import etcd_command
 from kube.cluster.kubeconfig import write_kubeconfig
-from kube.cluster.pki import ClusterPki, ensure_cluster_pki
+from kube.cluster.pki import (ClusterPki, ensure_cluster_pki, ensure_leaf, issue_client_certificate,
+                              issue_serving_certificate)
 from kube.cluster.probe import ApiProbe, port_in_use, port_open
 from kube.cluster.state import (
     ClusterLocked,
@@ -98,6 +99,12 @@ def prepare(config: ClusterConfig) -> dict[str, str]:
     for d in (config.data_dir, config.logs_dir, config.etcd_data_dir):
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
     pki = ensure_cluster_pki(config.pki_dir)
+    # The API server's identity towards kubelets (pods/log), and each kubelet's serving certificate.
+    ensure_leaf(pki, "apiserver-kubelet-client", lambda: issue_client_certificate(
+        pki, user="kube-apiserver-kubelet-client", groups=("system:masters",)))
+    for node in config.node_names:
+        ensure_leaf(pki, f"kubelet-{node}", lambda node=node: issue_serving_certificate(  # type: ignore[misc]
+            pki, name=f"system:node:{node}", ips=("127.0.0.1",), dns_names=(node, "localhost")))
     entries = ensure_token_file(config.token_file, cluster_identities(config.node_names))
     tokens = {user: e.token for user, e in entries.items()}
     files = {
@@ -132,6 +139,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--port", str(config.port),
         "--tls-cert-file", str(pki.apiserver_cert), "--tls-private-key-file", str(pki.apiserver_key),
         "--client-ca-file", str(pki.ca_cert), "--token-auth-file", str(config.token_file),
+        "--kubelet-client-certificate", str(config.pki_dir / "apiserver-kubelet-client.crt"),
+        "--kubelet-client-key", str(config.pki_dir / "apiserver-kubelet-client.key"),
         ready=lambda: readyz_probe.readyz()[0]))
     specs.append(python("controller-manager", "controllers",
                         "--kubeconfig", str(config.kubeconfig_for("controller-manager"))))

@@ -50,7 +50,9 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         sys.executable, "-m", "apiserver", "--etcd-endpoints", "http://127.0.0.1:7379",
         "--bind-address", "127.0.0.1", "--port", "7443",
         "--tls-cert-file", f"{tmp_path}/pki/apiserver.crt", "--tls-private-key-file", f"{tmp_path}/pki/apiserver.key",
-        "--client-ca-file", f"{tmp_path}/pki/ca.crt", "--token-auth-file", f"{tmp_path}/tokens.csv")
+        "--client-ca-file", f"{tmp_path}/pki/ca.crt", "--token-auth-file", f"{tmp_path}/tokens.csv",
+        "--kubelet-client-certificate", f"{tmp_path}/pki/apiserver-kubelet-client.crt",
+        "--kubelet-client-key", f"{tmp_path}/pki/apiserver-kubelet-client.key")
     assert specs["controller-manager"].argv == (
         sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig")
     assert specs["scheduler"].argv == (
