@@ -1,0 +1,400 @@
+"""The controller-manager as a real process against a real API server (no scheduler, no kubelet:
+pods stay Pending): Deployment -> one ReplicaSet -> Pods, scaling, rollouts, adoption, and
+SIGKILL restarts that never leave more pods than asked for."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from controllers.deployment.util import POD_TEMPLATE_HASH_LABEL, compute_hash
+from kube.api import Deployment, Namespace, Pod, PodTemplateSpec, ReplicaSet
+from kube.client import RESTClient
+from kube.errors import NotFound
+from kube.testing.apiserver import ApiServerHarness
+from kube.testing.eventually import eventually
+
+pytestmark = pytest.mark.timeout(180)
+
+
+class ControllerManagerProcess:
+    """`python -m controllers` with the controller-manager identity; its log is shown on failure."""
+
+    def __init__(self, api: ApiServerHarness, log_path: Path) -> None:
+        self.api, self.log_path = api, log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        argv = [sys.executable, "-m", "controllers", "--kubeconfig", str(self.api.kubeconfig("controller-manager")),
+                "--log-level", "DEBUG"]
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.terminate()
+        try:
+            return self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture
+def manager(api: ApiServerHarness, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ControllerManagerProcess]:
+    proc = ControllerManagerProcess(api, tmp_path / "controller-manager.log")
+    proc.start()
+    try:
+        yield proc
+    finally:
+        code = proc.stop()
+        report = getattr(request.node, "rep_call", None)
+        if report is None or report.failed:
+            sys.stderr.write(f"--- controller-manager log ---\n{proc.log()[-30000:]}\n")
+        assert code in (0, None, -signal.SIGKILL), f"controller-manager exited with {code}"
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+class Cluster:
+    """An admin client and a fresh namespace for one test."""
+
+    def __init__(self, client: RESTClient) -> None:
+        self.client = client
+        self.namespace = f"cm-{uuid.uuid4().hex[:6]}"
+
+    async def create_deployment(self, name: str, *, replicas: int, image: str = "nginx:1.25",
+                                **spec: Any) -> Deployment:
+        return await self.client.create(Deployment.model_validate({
+            "metadata": {"name": name, "namespace": self.namespace},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "web", "image": image}]}}, **spec}}))
+
+    async def set_image(self, name: str, image: str) -> Deployment:
+        return await self.patch_deployment(name, {"spec": {"template": {"spec": {
+            "containers": [{"name": "web", "image": image}]}}}})
+
+    async def patch_deployment(self, name: str, patch: dict[str, Any]) -> Deployment:
+        return await self.client.patch(Deployment, name, patch, self.namespace)
+
+    async def scale(self, name: str, replicas: int) -> Deployment:
+        return await self.patch_deployment(name, {"spec": {"replicas": replicas}})
+
+    async def replicasets(self) -> list[ReplicaSet]:
+        return (await self.client.list(ReplicaSet, self.namespace)).items
+
+    async def pods(self) -> list[Pod]:
+        return (await self.client.list(Pod, self.namespace)).items
+
+    async def active_pods(self) -> list[Pod]:
+        return [p for p in await self.pods() if p.metadata.deletion_timestamp is None
+                and p.status.phase not in ("Succeeded", "Failed")]
+
+    async def at_least(self, count: int) -> bool:
+        return len(await self.active_pods()) >= count
+
+    async def exactly(self, count: int, *, owner_uid: str | None = None) -> list[Pod] | None:
+        """The active pods once there are exactly `count` (owned by `owner_uid`, if given)."""
+        pods = await self.active_pods()
+        if owner_uid is not None:
+            pods = [p for p in pods if (ref := p.metadata.controller_ref()) is not None and ref.uid == owner_uid]
+        return pods if len(pods) == count else None
+
+    async def settled(self, name: str, replicas: int) -> tuple[Deployment, ReplicaSet, list[Pod]] | None:
+        """Deployment, its only ReplicaSet and its pods, once status and pods show `replicas`."""
+        d = await self.client.get(Deployment, name, self.namespace)
+        owned = [rs for rs in await self.replicasets()
+                 if (ref := rs.metadata.controller_ref()) is not None and ref.uid == d.metadata.uid]
+        live = [rs for rs in owned if rs.spec.replicas]
+        if len(live) != 1 or live[0].spec.replicas != replicas:
+            return None
+        rs = live[0]
+        pods = await self.exactly(replicas, owner_uid=rs.metadata.uid)
+        if pods is None or rs.status.replicas != replicas or rs.status.observed_generation != rs.metadata.generation:
+            return None
+        if d.status.observed_generation != d.metadata.generation or d.status.updated_replicas != replicas:
+            return None
+        return d, rs, pods
+
+    async def mark_ready(self, pods: list[Pod]) -> None:
+        """Play the kubelet: report the pods Running and Ready."""
+        for pod in pods:
+            await self.client.patch(Pod, pod.metadata.name or "", {"status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"}]}},
+                self.namespace, subresource="status")
+
+    async def cleanup(self) -> None:
+        for kind in (Deployment, ReplicaSet, Pod):
+            for obj in (await self.client.list(kind, self.namespace)).items:
+                try:
+                    await self.client.delete(kind, obj.metadata.name or "", self.namespace, grace_period_seconds=0)
+                except NotFound:
+                    pass
+
+
+@pytest_asyncio.fixture
+async def cluster(api: ApiServerHarness) -> AsyncIterator[Cluster]:
+    async with api.client("admin") as client:
+        c = Cluster(client)
+        await client.create(Namespace.model_validate({"metadata": {"name": c.namespace}}))
+        try:
+            yield c
+        finally:
+            await c.cleanup()
+
+
+class MaxActivePods:
+    """Watches the namespace's pods and records the most active pods seen at any moment."""
+
+    def __init__(self, client: RESTClient, namespace: str) -> None:
+        self.client, self.namespace = client, namespace
+        self.active: set[str] = set()
+        self.max_seen = 0
+
+    async def run(self) -> None:
+        rv = "0"
+        while True:  # resume where a watch the server ended left off
+            async for ev in self.client.watch(Pod, self.namespace, resource_version=rv):
+                rv = ev.resource_version or rv
+                pod = ev.object
+                if pod is None:
+                    continue
+                key = pod.metadata.name or ""
+                if ev.type == "DELETED" or pod.metadata.deletion_timestamp is not None:
+                    self.active.discard(key)
+                else:
+                    self.active.add(key)
+                self.max_seen = max(self.max_seen, len(self.active))
+
+
+async def test_deployment_gives_one_replicaset_and_owned_pods(cluster: Cluster,
+                                                              manager: ControllerManagerProcess) -> None:
+    created = await cluster.create_deployment("web", replicas=3)
+    d, rs, pods = await eventually(lambda: cluster.settled("web", 3), timeout=30, message="3 pods via one RS")
+
+    pod_hash = compute_hash(created.spec.template, None)
+    assert rs.metadata.name == f"web-{pod_hash}"
+    assert len(await cluster.replicasets()) == 1
+    ref = rs.metadata.controller_ref()
+    assert ref is not None and (ref.api_version, ref.kind, ref.name, ref.uid, ref.block_owner_deletion) == \
+        ("apps/v1", "Deployment", "web", d.metadata.uid, True)
+    assert rs.metadata.labels == {"app": "web", POD_TEMPLATE_HASH_LABEL: pod_hash}
+    assert rs.spec.selector.match_labels == {"app": "web", POD_TEMPLATE_HASH_LABEL: pod_hash}
+    assert rs.spec.template.metadata.labels == {"app": "web", POD_TEMPLATE_HASH_LABEL: pod_hash}
+    annotations = rs.metadata.annotations or {}
+    assert annotations["deployment.kubernetes.io/revision"] == "1"
+    assert annotations["deployment.kubernetes.io/desired-replicas"] == "3"
+    assert annotations["deployment.kubernetes.io/max-replicas"] == "4"  # maxSurge 25% of 3, rounded up
+    assert (d.metadata.annotations or {})["deployment.kubernetes.io/revision"] == "1"
+
+    for pod in pods:
+        pref = pod.metadata.controller_ref()
+        assert pref is not None and (pref.api_version, pref.kind, pref.name, pref.uid, pref.block_owner_deletion) == \
+            ("apps/v1", "ReplicaSet", rs.metadata.name, rs.metadata.uid, True)
+        assert (pod.metadata.name or "").startswith(f"web-{pod_hash}-")
+        assert pod.metadata.labels == {"app": "web", POD_TEMPLATE_HASH_LABEL: pod_hash}
+        assert pod.spec.containers[0].image == "nginx:1.25"
+
+    assert (d.status.replicas, d.status.updated_replicas, d.status.available_replicas,
+            d.status.unavailable_replicas) == (3, 3, 0, 3)
+    assert (rs.status.replicas, rs.status.fully_labeled_replicas, rs.status.ready_replicas) == (3, 3, 0)
+
+
+async def test_scaling_up_and_down(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+    await cluster.create_deployment("web", replicas=3)
+    await eventually(lambda: cluster.settled("web", 3), timeout=30)
+    await cluster.scale("web", 5)
+    _, rs, _ = await eventually(lambda: cluster.settled("web", 5), timeout=30, message="scaled to 5")
+    assert (rs.metadata.annotations or {})["deployment.kubernetes.io/desired-replicas"] == "5"
+    await cluster.scale("web", 2)
+    await eventually(lambda: cluster.settled("web", 2), timeout=30, message="scaled to 2")
+    assert len(await cluster.pods()) == 2  # the extra pods are gone, not just terminating
+    assert len(await cluster.replicasets()) == 1
+
+
+async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+    await cluster.create_deployment("web", replicas=3)
+    _, first, _ = await eventually(lambda: cluster.settled("web", 3), timeout=30)
+    await cluster.set_image("web", "nginx:1.26")
+
+    d, second, pods = await eventually(lambda: cluster.settled("web", 3), timeout=30, message="rolled over")
+    assert second.metadata.name != first.metadata.name
+    assert second.metadata.name == f"web-{compute_hash(d.spec.template, None)}"
+    assert all(p.spec.containers[0].image == "nginx:1.26" for p in pods)
+    assert (second.metadata.annotations or {})["deployment.kubernetes.io/revision"] == "2"
+    assert (d.metadata.annotations or {})["deployment.kubernetes.io/revision"] == "2"
+    old = await cluster.client.get(ReplicaSet, first.metadata.name or "", cluster.namespace)
+    assert old.spec.replicas == 0
+    assert len(await cluster.replicasets()) == 2
+
+    # Back to the first template: the old ReplicaSet is reused (no third one) with revision 3.
+    await cluster.set_image("web", "nginx:1.25")
+    _, third, _ = await eventually(lambda: cluster.settled("web", 3), timeout=30, message="rolled back")
+    assert third.metadata.uid == first.metadata.uid
+    assert (third.metadata.annotations or {})["deployment.kubernetes.io/revision"] == "3"
+    assert len(await cluster.replicasets()) == 2
+
+
+async def test_old_replicasets_beyond_the_history_limit_are_deleted(cluster: Cluster,
+                                                                   manager: ControllerManagerProcess) -> None:
+    await cluster.create_deployment("web", replicas=1, revisionHistoryLimit=1)
+    _, first, _ = await eventually(lambda: cluster.settled("web", 1), timeout=30)
+    await cluster.set_image("web", "nginx:1.26")
+    _, second, _ = await eventually(lambda: cluster.settled("web", 1), timeout=30)
+    await cluster.set_image("web", "nginx:1.27")
+    _, third, _ = await eventually(lambda: cluster.settled("web", 1), timeout=30)
+
+    async def history() -> set[str] | None:
+        names = {rs.metadata.name or "" for rs in await cluster.replicasets()}
+        return names if len(names) == 2 else None
+
+    assert await eventually(history, timeout=30, message="oldest ReplicaSet deleted") == \
+        {second.metadata.name, third.metadata.name}
+
+
+async def test_hash_collision_bumps_collision_count(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}
+    squatter_name = f"web-{compute_hash(PodTemplateSpec.model_validate(template), None)}"
+    # A foreign ReplicaSet already holds the name the Deployment's ReplicaSet would get.
+    squatter = await cluster.client.create(ReplicaSet.model_validate({
+        "metadata": {"name": squatter_name, "namespace": cluster.namespace, "labels": {"app": "other"}},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "other"}},
+                 "template": {"metadata": {"labels": {"app": "other"}},
+                              "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}}))
+    created = await cluster.create_deployment("web", replicas=2)
+    assert compute_hash(created.spec.template, None) == squatter_name.removeprefix("web-")
+
+    d, rs, _ = await eventually(lambda: cluster.settled("web", 2), timeout=30, message="rolled out past the collision")
+    assert d.status.collision_count == 1
+    assert rs.metadata.name == f"web-{compute_hash(created.spec.template, 1)}"
+    untouched = await cluster.client.get(ReplicaSet, squatter_name, cluster.namespace)
+    assert untouched.metadata.owner_references is None  # never adopted: the Deployment does not select it
+    assert untouched.spec.to_dict() == squatter.spec.to_dict()
+
+
+async def test_rollout_completes_when_pods_become_ready(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+    await cluster.create_deployment("web", replicas=2)
+    _, _, pods = await eventually(lambda: cluster.settled("web", 2), timeout=30)
+    await cluster.mark_ready(pods)
+
+    async def complete() -> Deployment | None:
+        d = await cluster.client.get(Deployment, "web", cluster.namespace)
+        s = d.status
+        done = (s.observed_generation or 0) >= (d.metadata.generation or 0) and s.updated_replicas == 2 \
+            and s.replicas == 2 and s.available_replicas == 2
+        return d if done else None
+
+    d = await eventually(complete, timeout=30, message="kubectl rollout status would finish")
+    conditions = {c.type: c for c in d.status.conditions or []}
+    assert (conditions["Available"].status, conditions["Available"].reason) == ("True", "MinimumReplicasAvailable")
+    assert (conditions["Progressing"].status, conditions["Progressing"].reason) == ("True", "NewReplicaSetAvailable")
+    assert d.status.unavailable_replicas == 0 and d.status.ready_replicas == 2
+
+
+async def test_paused_deployment_is_not_rolled_out(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+    await cluster.create_deployment("web", replicas=2)
+    _, rs, _ = await eventually(lambda: cluster.settled("web", 2), timeout=30)
+    await cluster.patch_deployment("web", {"spec": {"paused": True}})
+    await cluster.set_image("web", "nginx:1.26")
+
+    async def paused_observed() -> Deployment | None:
+        d = await cluster.client.get(Deployment, "web", cluster.namespace)
+        cond = next((c for c in d.status.conditions or [] if c.type == "Progressing"), None)
+        ok = d.status.observed_generation == d.metadata.generation and cond is not None \
+            and cond.reason == "DeploymentPaused"
+        return d if ok else None
+
+    await eventually(paused_observed, timeout=30, message="pause observed")
+    assert [r.metadata.uid for r in await cluster.replicasets()] == [rs.metadata.uid]
+    await cluster.patch_deployment("web", {"spec": {"paused": False}})
+    _, new, pods = await eventually(lambda: cluster.settled("web", 2), timeout=30, message="resumed rollout")
+    assert new.metadata.uid != rs.metadata.uid and all(p.spec.containers[0].image == "nginx:1.26" for p in pods)
+
+
+async def test_replicaset_adopts_orphans_and_replaces_deleted_pods(cluster: Cluster,
+                                                                   manager: ControllerManagerProcess) -> None:
+    labels = {"app": "solo"}
+    orphan = await cluster.client.create(Pod.model_validate({
+        "metadata": {"name": "orphan", "namespace": cluster.namespace, "labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}))
+    rs = await cluster.client.create(ReplicaSet.model_validate({
+        "metadata": {"name": "solo", "namespace": cluster.namespace},
+        "spec": {"replicas": 2, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}}))
+
+    pods = await eventually(lambda: cluster.exactly(2, owner_uid=rs.metadata.uid), timeout=30, message="adopted")
+    assert orphan.metadata.uid in {p.metadata.uid for p in pods}
+    assert len(await cluster.pods()) == 2
+
+    await cluster.client.delete(Pod, "orphan", cluster.namespace)
+    pods = await eventually(lambda: cluster.exactly(2, owner_uid=rs.metadata.uid), timeout=30, message="replaced")
+    assert orphan.metadata.uid not in {p.metadata.uid for p in pods}
+
+    # A pod relabelled out of the selector is released (ownerReference removed) and replaced.
+    leaving = pods[0].metadata.name or ""
+    await cluster.client.patch(Pod, leaving, {"metadata": {"labels": {"app": "elsewhere"}}}, cluster.namespace)
+
+    async def released() -> bool:
+        pod = await cluster.client.get(Pod, leaving, cluster.namespace)
+        return pod.metadata.owner_references is None
+    await eventually(released, timeout=30, message="relabelled pod released")
+    pods = await eventually(lambda: cluster.exactly(2, owner_uid=rs.metadata.uid), timeout=30, message="refilled")
+    assert leaving not in {p.metadata.name for p in pods}
+
+    async def status_counts() -> bool:
+        got = await cluster.client.get(ReplicaSet, "solo", cluster.namespace)
+        return got.status.replicas == 2 and got.status.observed_generation == got.metadata.generation
+    await eventually(status_counts, timeout=30)
+
+
+async def test_sigkill_while_creating_pods_never_overshoots(cluster: Cluster,
+                                                            manager: ControllerManagerProcess) -> None:
+    watcher = MaxActivePods(cluster.client, cluster.namespace)
+    async with asyncio.TaskGroup() as tg:
+        watch = tg.create_task(watcher.run())
+        try:
+            await cluster.create_deployment("web", replicas=12)
+            for at_least in (1, 4, 8):  # kill in the middle of the slow-start batches, three times
+                await eventually(functools.partial(cluster.at_least, at_least), timeout=30, interval=0.01,
+                                 message=f"{at_least} pods being created")
+                manager.kill()
+                manager.start()
+            await eventually(lambda: cluster.settled("web", 12), timeout=60, message="converged to 12")
+            assert watcher.max_seen <= 12, f"saw {watcher.max_seen} active pods for 12 replicas"
+
+            manager.kill()
+            await cluster.scale("web", 15)
+            manager.start()
+            await eventually(lambda: cluster.settled("web", 15), timeout=60, message="converged to 15")
+            assert len(await cluster.replicasets()) == 1
+            assert len(await cluster.active_pods()) == 15
+            assert watcher.max_seen <= 15, f"saw {watcher.max_seen} active pods for 15 replicas"
+        finally:
+            watch.cancel()
