@@ -42,6 +42,7 @@ __all__ = ["RegistryStore", "DeleteOptions", "ListOptions", "now_rfc3339", "Watc
 WatchItem = Union[dict[str, Any], tuple[str, "CachedEvent"]]
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_PROPAGATION_FINALIZERS = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}
 
 
 def now_rfc3339(offset_seconds: int = 0) -> str:
@@ -347,6 +348,11 @@ class RegistryStore:
             pending = meta.get("deletionTimestamp")
             if pending and grace > 0 and meta.get("deletionGracePeriodSeconds") is not None:
                 grace = min(grace, int(meta["deletionGracePeriodSeconds"]))
+            # Orphan and Foreground propagation are finalizers the garbage collector acts on.
+            finalizer = _PROPAGATION_FINALIZERS.get(opts.propagation_policy or "")
+            if finalizer and not pending and finalizer not in (meta.get("finalizers") or []):
+                meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in
+                                      _PROPAGATION_FINALIZERS.values()] + [finalizer]
             if grace == 0 and not meta.get("finalizers"):
                 if opts.dry_run:
                     return obj

@@ -202,3 +202,20 @@ async def test_authentication_and_health(api: ApiServerHarness) -> None:
             async with RESTClient(bad) as anon:
                 await anon.list(Pod, "default")
         assert "apiserver_request_total" in await c.request("GET", "/metrics")
+
+
+async def test_propagation_policies_set_the_garbage_collector_finalizers(api: ApiServerHarness) -> None:
+    await make_ns(api, "prop")
+    async with api.client() as c:
+        for name, policy, finalizer in (("o", "Orphan", "orphan"), ("f", "Foreground", "foregroundDeletion")):
+            await c.create(pod(name, "prop"))
+            await c.delete(Pod, name, "prop", propagation_policy=policy)
+            held = await c.get(Pod, name, "prop")
+            assert held.metadata.deletion_timestamp and held.metadata.finalizers == [finalizer]
+            await c.patch(Pod, name, {"metadata": {"finalizers": None}}, "prop")
+            with pytest.raises(NotFound):
+                await c.get(Pod, name, "prop")
+        await c.create(pod("b", "prop"))
+        await c.delete(Pod, "b", "prop", propagation_policy="Background")
+        with pytest.raises(NotFound):
+            await c.get(Pod, "b", "prop")
