@@ -23,6 +23,8 @@ from starlette.responses import PlainTextResponse, Response
 from kube.errors import ApiError, NotAcceptable, NotFound
 from kube.resources import RESOURCES
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
+from apiserver.authz import Authorizer, Decision, NodeAuthorizer, RBACAuthorizer, UnionAuthorizer
+from apiserver.authz.bootstrap import bootstrap_policy
 from apiserver.config import ApiServerConfig
 from apiserver.endpoints import discovery
 from apiserver.endpoints.logs import PodLogs
@@ -46,7 +48,42 @@ def _status_response(err: ApiError) -> Response:
     return json_response(err.status, err.code)
 
 
+def _authorizer(config: ApiServerConfig, stores: dict[str, RegistryStore]) -> Authorizer:
+    """`--authorization-mode` (Node, RBAC, AlwaysAllow, comma-separated, in order) over the watch caches."""
+    def cached(plural: str) -> Any:
+        cache = stores[plural].cache
+        return cache.objects.values() if cache is not None else ()
+
+    pods = stores["pods"]
+
+    def pods_on_node(node: str) -> Any:
+        return [p for p in cached("pods") if (p.get("spec") or {}).get("nodeName") == node]
+
+    def pod(namespace: str, name: str) -> Any:
+        return pods.cache.objects.get(pods.key(namespace, name)) if pods.cache is not None else None
+
+    modes = {"Node": lambda: NodeAuthorizer(pods_on_node=pods_on_node, pod=pod),
+             "RBAC": lambda: RBACAuthorizer(cached), "AlwaysAllow": lambda: AlwaysAllow()}
+    chain = []
+    for mode in config.authorization_mode.split(","):
+        if mode.strip() not in modes:
+            raise ValueError(f"unknown authorization mode {mode!r}")
+        chain.append(modes[mode.strip()]())
+    return UnionAuthorizer(*chain)
+
+
+class AlwaysAllow:
+    def authorize(self, attrs: Any) -> tuple[Decision, str]:
+        return Decision.ALLOW, ""
+
+
 async def _bootstrap(stores: dict[str, RegistryStore], config: ApiServerConfig) -> None:
+    for plural, obj in bootstrap_policy():
+        try:
+            await stores[plural].create(None, obj, manager="rbac-bootstrap")
+        except ApiError as e:
+            if e.code != 409:
+                raise
     for name in config.bootstrap_namespaces:
         try:
             await stores["namespaces"].create(None, {"apiVersion": "v1", "kind": "Namespace",
@@ -81,6 +118,7 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
             for rs in stores.values():
                 cache = WatchCache(store, rs.prefix(None), rs.decode)
                 rs.enable_watch_cache(cache)
+                state.setdefault("caches", []).append(cache)
                 caches.append(asyncio.create_task(cache.run(), name=f"watch-cache-{rs.info.plural}"))
         if config.etcd_compaction_interval > 0:
             caches.append(asyncio.create_task(compact_periodically(store, config.etcd_compaction_interval),
@@ -91,6 +129,8 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
                        client_key=_s(config.kubelet_client_key),
                        ca_file=_s(config.kubelet_certificate_authority or config.client_ca_file))
         state["handler"].logs = logs
+        if config.authorization_mode != "AlwaysAllow":
+            state["handler"].authorizer = state["authorizer"] = _authorizer(config, stores)
         await _bootstrap(stores, config)
         logger.info("API server ready", extra={"port": config.port, "etcd": ",".join(config.etcd_endpoints)})
         try:
@@ -118,7 +158,8 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
 
     @app.get("/readyz")
     async def readyz() -> Response:
-        if "storage" in state and await state["storage"].healthy():
+        caches_ready = all(c.is_ready() for c in state.get("caches", []))
+        if "storage" in state and caches_ready and await state["storage"].healthy():
             return PlainTextResponse("ok")
         return PlainTextResponse("[-]etcd failed: reason withheld\nreadyz check failed", status_code=500)
 
@@ -197,4 +238,4 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
         await response(scope, receive, send)
 
     return RequestPipeline(app, authenticator=authn, metrics=metrics,  # type: ignore[return-value]
-                           resources=resources)
+                           resources=resources, authorizer=lambda: state.get("authorizer"))

@@ -15,8 +15,9 @@ import logging
 import time
 from typing import Any, Awaitable, Callable, MutableMapping
 
-from kube.errors import ApiError, InternalError, Unauthorized
+from kube.errors import ApiError, Forbidden, InternalError, Unauthorized
 from apiserver.authn import ANONYMOUS_PATHS, Authenticator
+from apiserver.authz import Attributes, Decision, forbidden_message
 from apiserver.metrics import Metrics
 
 __all__ = ["RequestPipeline"]
@@ -37,9 +38,10 @@ async def _send_status(send: Callable[[Message], Awaitable[None]], err: ApiError
 
 class RequestPipeline:
     def __init__(self, app: ASGIApp, *, authenticator: Authenticator, metrics: Metrics,
-                 resources: ASGIApp | None = None) -> None:
+                 resources: ASGIApp | None = None, authorizer: Callable[[], Any] | None = None) -> None:
         self.app, self.authenticator, self.metrics = app, authenticator, metrics
         self.resources = resources
+        self.authorizer = authorizer or (lambda: None)
 
     def route(self, path: str) -> ASGIApp:
         """Resource paths (/api/v1/<...>, /apis/<group>/<version>/<...>) go straight to the resource app."""
@@ -72,6 +74,16 @@ class RequestPipeline:
                     await _send_status(tracked_send, Unauthorized("Unauthorized"))
                     return
                 scope.setdefault("state", {})["user"] = user
+                target = self.route(path)
+                authorizer = self.authorizer()
+                if target is not self.resources and authorizer is not None:
+                    # Resource requests are authorized by the handler, which knows their attributes.
+                    attrs = Attributes(user=user, verb=str(scope.get("method", "GET")).lower(),
+                                       resource_request=False, path=path)
+                    decision, reason = authorizer.authorize(attrs)
+                    if decision is not Decision.ALLOW:
+                        await _send_status(tracked_send, Forbidden(forbidden_message(attrs, reason)))
+                        return
             await self.route(path)(scope, receive, tracked_send)
         except Exception:  # the one place an unexpected failure becomes a 500
             logger.exception("Request failed", extra={"method": scope.get("method"), "path": path})

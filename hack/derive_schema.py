@@ -22,7 +22,11 @@ ROOTS = [
     "io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.Binding", "io.k8s.api.apps.v1.Deployment",
     "io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.coordination.v1.Lease", "io.k8s.api.autoscaling.v1.Scale",
     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
-    "io.k8s.api.authentication.v1.TokenRequest",
+    "io.k8s.api.authentication.v1.TokenRequest", "io.k8s.api.rbac.v1.Role", "io.k8s.api.rbac.v1.ClusterRole",
+    "io.k8s.api.rbac.v1.RoleBinding", "io.k8s.api.rbac.v1.ClusterRoleBinding",
+    "io.k8s.api.authorization.v1.SelfSubjectAccessReview", "io.k8s.api.authorization.v1.SubjectAccessReview",
+    "io.k8s.api.scheduling.v1.PriorityClass", "io.k8s.api.core.v1.LimitRange", "io.k8s.api.core.v1.ResourceQuota",
+    "io.k8s.api.policy.v1.Eviction",
 ]
 KEEP = {"type", "format", "properties", "items", "$ref", "required", "additionalProperties", "enum",
         "x-kubernetes-patch-merge-key", "x-kubernetes-patch-strategy", "x-kubernetes-list-type",

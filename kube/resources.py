@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ResourceInfo", "RESOURCES", "resource_for_kind", "resource_for_plural", "resolve_resource"]
+__all__ = ["ResourceInfo", "RESOURCES", "VIRTUAL_KINDS", "resource_for_kind", "resource_for_plural", "resolve_resource"]
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -61,17 +61,32 @@ RESOURCES: tuple[ResourceInfo, ...] = (
                  subresources=("status", "finalize"), has_status=True),
     ResourceInfo("", "v1", "Node", "nodes", "node", False, ("no",), subresources=("status",), has_status=True),
     ResourceInfo("", "v1", "Pod", "pods", "pod", True, ("po",), ("all",),
-                 subresources=("status", "binding", "log"), has_status=True),
+                 subresources=("status", "binding", "log", "eviction"), has_status=True),
     ResourceInfo("", "v1", "Event", "events", "event", True, ("ev",)),
     ResourceInfo("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
     ResourceInfo("", "v1", "Secret", "secrets", "secret", True),
-    ResourceInfo("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ("sa",)),
+    ResourceInfo("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ("sa",),
+                 subresources=("token",)),
     ResourceInfo("apps", "v1", "Deployment", "deployments", "deployment", True, ("deploy",), ("all",),
                  subresources=("status", "scale"), has_status=True),
     ResourceInfo("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ("rs",), ("all",),
                  subresources=("status", "scale"), has_status=True),
     ResourceInfo("coordination.k8s.io", "v1", "Lease", "leases", "lease", True),
+    ResourceInfo("", "v1", "LimitRange", "limitranges", "limitrange", True, ("limits",)),
+    ResourceInfo("", "v1", "ResourceQuota", "resourcequotas", "resourcequota", True, ("quota",),
+                 subresources=("status",), has_status=True),
+    ResourceInfo("rbac.authorization.k8s.io", "v1", "Role", "roles", "role", True),
+    ResourceInfo("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", True),
+    ResourceInfo("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", "clusterrole", False),
+    ResourceInfo("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings",
+                 "clusterrolebinding", False),
+    ResourceInfo("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False, ("pc",)),
+    ResourceInfo("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+                 "selfsubjectaccessreview", False, verbs=("create",)),
 )
+
+# Kinds that are answered, never stored (reviews): the handler computes their status.
+VIRTUAL_KINDS = frozenset({"SelfSubjectAccessReview"})
 
 _BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}
 _BY_PLURAL = {(r.group, r.plural): r for r in RESOURCES}

@@ -15,7 +15,8 @@ __all__ = ["version_info", "api_versions", "api_group_list", "api_resource_list"
            "aggregated_media_type", "groups"]
 
 SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
-                     "binding": ["create"], "log": ["get"], "finalize": ["update"]}
+                     "binding": ["create"], "log": ["get"], "finalize": ["update"], "eviction": ["create"],
+                     "token": ["create"]}
 
 
 # The Kubernetes minor version we report. It also decides which kubectl the version-dispatching
@@ -56,6 +57,10 @@ def _subresource_kind(info: ResourceInfo, sub: str) -> tuple[str, str, str]:
         return "autoscaling", "v1", "Scale"
     if sub == "binding":
         return "", "v1", "Binding"
+    if sub == "eviction":
+        return "policy", "v1", "Eviction"
+    if sub == "token":
+        return "authentication.k8s.io", "v1", "TokenRequest"
     return info.group, info.version, info.kind
 
 

@@ -15,9 +15,12 @@ from typing import Any, AsyncIterator
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from kube.errors import (ApiError, BadRequest, Conflict, MethodNotAllowed, NotFound, RequestEntityTooLarge,
+from kube.errors import (ApiError, BadRequest, Conflict, Forbidden, MethodNotAllowed, NotFound, RequestEntityTooLarge,
                          UnsupportedMediaType)
+from kube.resources import VIRTUAL_KINDS
 from kube.selectors import parse_field_selector, parse_label_selector
+from apiserver.authn import UserInfo
+from apiserver.authz import Attributes, Decision, forbidden_message, verb_for
 from apiserver.endpoints.paths import ResourcePath, parse_resource_path
 from apiserver.endpoints.tables import to_table, wants_table
 from apiserver.fieldmanager import apply_config, manager_from_user_agent
@@ -99,6 +102,7 @@ class ResourceHandler:
     def __init__(self, stores: dict[str, RegistryStore], *, max_request_bytes: int, min_request_timeout: int) -> None:
         self.stores = stores
         self.logs: Any = None  # PodLogs, set by the app
+        self.authorizer: Any = None  # an Authorizer, set by the app; None allows everything
         self.max_request_bytes = max_request_bytes
         self.min_request_timeout = min_request_timeout
 
@@ -167,6 +171,11 @@ class ResourceHandler:
         if path.info.namespaced and path.name is not None and path.namespace is None:
             raise NotFound("the server could not find the requested resource")
         method = request.method
+        self.authorize(request, path)
+        if path.info.kind in VIRTUAL_KINDS:
+            if method != "POST" or path.name is not None:
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return await self.review(request, path)
         if path.name is None:
             if method == "GET":
                 if _truthy(request.query_params.get("watch")):
@@ -270,6 +279,54 @@ class ResourceHandler:
         updated = await store.patch(path.namespace, path.name, rescale, dry_run=_dry_run(request),
                                     manager=_manager(request))
         return json_response(as_scale(updated))
+
+    def user(self, request: Request) -> UserInfo:
+        user = request.scope.get("state", {}).get("user")
+        return user if user is not None else UserInfo("system:anonymous", groups=("system:unauthenticated",))
+
+    def attributes(self, request: Request, path: ResourcePath, user: UserInfo) -> Attributes:
+        return Attributes(user=user, verb=verb_for(request.method, named=path.name is not None,
+                                                   watch=_truthy(request.query_params.get("watch"))),
+                          api_group=path.info.group, api_version=path.info.version, resource=path.info.plural,
+                          subresource=path.subresource or "", namespace=path.namespace or "", name=path.name or "",
+                          path=request.url.path)
+
+    def authorize(self, request: Request, path: ResourcePath) -> None:
+        """403 Forbidden, in Kubernetes' words, unless an authorizer allows the request."""
+        if self.authorizer is None:
+            return
+        attrs = self.attributes(request, path, self.user(request))
+        decision, reason = self.authorizer.authorize(attrs)
+        if decision is not Decision.ALLOW:
+            raise Forbidden(forbidden_message(attrs, reason),
+                            details={"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource})
+
+    async def review(self, request: Request, path: ResourcePath) -> Response:
+        """SelfSubjectAccessReview: may the caller do what spec.resourceAttributes describes?"""
+        body = await self.object_body(request, path)
+        spec = body.get("spec") or {}
+        ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+        user = self.user(request)
+        if isinstance(ra, dict):
+            attrs = Attributes(user=user, verb=str(ra.get("verb") or ""), api_group=str(ra.get("group") or ""),
+                               resource=str(ra.get("resource") or ""), subresource=str(ra.get("subresource") or ""),
+                               namespace=str(ra.get("namespace") or ""), name=str(ra.get("name") or ""))
+        elif isinstance(nra, dict):
+            attrs = Attributes(user=user, verb=str(nra.get("verb") or ""), resource_request=False,
+                               path=str(nra.get("path") or ""))
+        else:
+            raise BadRequest("spec.resourceAttributes or spec.nonResourceAttributes is required")
+        if self.authorizer is None:
+            decision, reason = Decision.ALLOW, ""
+        else:
+            decision, reason = self.authorizer.authorize(attrs)
+        body["status"] = {"allowed": decision is Decision.ALLOW}
+        if decision is Decision.DENY:
+            body["status"]["denied"] = True
+        if reason:
+            body["status"]["reason"] = reason
+        body["metadata"].setdefault("creationTimestamp", None)
+        return json_response(body, 201)
 
     async def create(self, request: Request, path: ResourcePath) -> Response:
         body = await self.object_body(request, path)

@@ -152,10 +152,25 @@ class WorkloadStrategy(Strategy):
         return errs
 
 
+class RBACStrategy(Strategy):
+    """RBAC objects are named by path segment (`system:kube-scheduler`), not DNS subdomain."""
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        name = (obj.get("metadata") or {}).get("name")
+        if not name:
+            return [FieldError("metadata.name", "Required value: name or generateName is required",
+                               reason="FieldValueRequired")]
+        if name in (".", "..") or "/" in name or "%" in name:
+            return [FieldError("metadata.name", f'Invalid value: "{name}": may not contain \'/\' or \'%\'')]
+        return []
+
+
 def strategy_for(info: ResourceInfo) -> Strategy:
     by_kind: dict[str, type[Strategy]] = {
         "Pod": PodStrategy, "Namespace": NamespaceStrategy, "Node": NodeStrategy, "Event": EventStrategy,
         "Deployment": WorkloadStrategy, "ReplicaSet": WorkloadStrategy,
+        "Role": RBACStrategy, "ClusterRole": RBACStrategy, "RoleBinding": RBACStrategy,
+        "ClusterRoleBinding": RBACStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

@@ -105,6 +105,9 @@ class WatchCache:
         self.watchers: set[CacheWatcher] = set()
         self._ready = asyncio.Event()
 
+    def is_ready(self) -> bool:
+        return self._ready.is_set()
+
     async def wait_ready(self, timeout: float = 30.0) -> None:
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)

@@ -1,0 +1,100 @@
+"""The Node authorizer: what a kubelet (`system:node:<name>` in `system:nodes`) may do.
+
+Mirrors plugin/pkg/auth/authorizer/node, reduced to what picokube's kubelet needs:
+- read: nodes, pods (list/watch all, as upstream; the kubelet filters by spec.nodeName),
+  namespaces, services, endpoints, and configmaps/secrets/persistentvolumeclaims only when
+  a pod bound to this node refers to them;
+- write its own Node (create, update, patch, including status) and its own Lease in
+  kube-node-lease; pods bound to it: status updates and deletes (the end of a graceful
+  delete); events (create, patch, update);
+- anything else: no opinion (RBAC may still allow it); for another node's objects: deny.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from apiserver.authz.attributes import Attributes, Decision
+
+__all__ = ["NodeAuthorizer", "node_name_of"]
+
+Obj = dict[str, Any]
+_READ = frozenset({"get", "list", "watch"})
+_WRITE_SELF = frozenset({"create", "get", "list", "watch", "update", "patch"})
+
+
+def node_name_of(attrs: Attributes) -> str | None:
+    if "system:nodes" in attrs.user.groups and attrs.user.name.startswith("system:node:"):
+        return attrs.user.name[len("system:node:"):]
+    return None
+
+
+def _pod_refs(pod: Obj) -> set[tuple[str, str]]:
+    refs: set[tuple[str, str]] = set()
+    spec = pod.get("spec") or {}
+    for vol in spec.get("volumes") or []:
+        if (vol.get("configMap") or {}).get("name"):
+            refs.add(("configmaps", vol["configMap"]["name"]))
+        if (vol.get("secret") or {}).get("secretName"):
+            refs.add(("secrets", vol["secret"]["secretName"]))
+        if (vol.get("persistentVolumeClaim") or {}).get("claimName"):
+            refs.add(("persistentvolumeclaims", vol["persistentVolumeClaim"]["claimName"]))
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        for env in c.get("env") or []:
+            src = env.get("valueFrom") or {}
+            if (src.get("configMapKeyRef") or {}).get("name"):
+                refs.add(("configmaps", src["configMapKeyRef"]["name"]))
+            if (src.get("secretKeyRef") or {}).get("name"):
+                refs.add(("secrets", src["secretKeyRef"]["name"]))
+        for env_from in c.get("envFrom") or []:
+            if (env_from.get("configMapRef") or {}).get("name"):
+                refs.add(("configmaps", env_from["configMapRef"]["name"]))
+            if (env_from.get("secretRef") or {}).get("name"):
+                refs.add(("secrets", env_from["secretRef"]["name"]))
+    for s in spec.get("imagePullSecrets") or []:
+        if s.get("name"):
+            refs.add(("secrets", s["name"]))
+    return refs
+
+
+class NodeAuthorizer:
+    def __init__(self, *, pods_on_node: Callable[[str], Iterable[Obj]], pod: Callable[[str, str], Obj | None]) -> None:
+        self.pods_on_node = pods_on_node
+        self.pod = pod
+
+    def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
+        node = node_name_of(attrs)
+        if node is None or not attrs.resource_request:
+            return Decision.NO_OPINION, ""
+        group, res, sub, verb = attrs.api_group, attrs.resource, attrs.subresource, attrs.verb
+        if group == "" and res == "nodes":
+            if verb in _READ and not sub:
+                return Decision.ALLOW, ""
+            if verb in _WRITE_SELF and (attrs.name == node or (verb == "create" and not attrs.name)):
+                return Decision.ALLOW, ""
+            return Decision.DENY, f'node "{node}" is not allowed to modify node "{attrs.name}"'
+        if group == "coordination.k8s.io" and res == "leases":
+            if attrs.namespace == "kube-node-lease" and (attrs.name == node or (verb == "create" and not attrs.name)) \
+                    and verb in _WRITE_SELF | {"delete"}:
+                return Decision.ALLOW, ""
+            return Decision.DENY, f'node "{node}" can only access its own lease in kube-node-lease'
+        if group == "" and res == "pods":
+            if verb in _READ and not sub:
+                return Decision.ALLOW, ""
+            if sub in ("status", "") and verb in ("update", "patch", "delete", "get"):
+                pod = self.pod(attrs.namespace, attrs.name)
+                if pod is not None and (pod.get("spec") or {}).get("nodeName") == node:
+                    return Decision.ALLOW, ""
+                return Decision.DENY, f'node "{node}" can only modify pods bound to it'
+            return Decision.NO_OPINION, ""
+        if group == "" and res == "events" and verb in ("create", "update", "patch", "get", "list", "watch"):
+            return Decision.ALLOW, ""
+        if group == "" and res in ("namespaces", "services", "endpoints") and verb in _READ:
+            return Decision.ALLOW, ""
+        if group == "" and res in ("configmaps", "secrets", "persistentvolumeclaims") and verb == "get":
+            for pod in self.pods_on_node(node):
+                if (pod.get("metadata") or {}).get("namespace") == attrs.namespace and \
+                        (res, attrs.name) in _pod_refs(pod):
+                    return Decision.ALLOW, ""
+            return Decision.DENY, f'no relationship found between node "{node}" and this object'
+        return Decision.NO_OPINION, ""
