@@ -23,6 +23,7 @@ from starlette.responses import PlainTextResponse, Response
 from kube.errors import ApiError, NotAcceptable, NotFound
 from kube.resources import RESOURCES
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
+from apiserver.authn.serviceaccount import ServiceAccountAuthenticator, TokenSigner, load_or_generate_key
 from apiserver.authz import Authorizer, Decision, NodeAuthorizer, RBACAuthorizer, UnionAuthorizer
 from apiserver.authz.bootstrap import bootstrap_policy
 from apiserver.config import ApiServerConfig
@@ -103,6 +104,16 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
     authenticators = []
     if config.token_auth_file:
         authenticators.append(TokenFileAuthenticator.from_file(config.token_auth_file))
+    signer = TokenSigner(load_or_generate_key(_s(config.service_account_signing_key_file)))
+    sa_lookup: dict[str, Any] = {}
+
+    def service_account(namespace: str, name: str) -> Any:
+        store = sa_lookup.get("store")
+        if store is None or store.cache is None:
+            return None
+        return store.cache.objects.get(store.key(namespace, name))
+
+    authenticators.append(ServiceAccountAuthenticator(signer, service_account))
     authn = UnionAuthenticator(*authenticators)
     metrics = Metrics()
     state: dict[str, Any] = {}
@@ -113,6 +124,7 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
         stores = {r.plural: RegistryStore(store, r, strategy_for(r), prefix=config.etcd_prefix,
                                           max_object_bytes=config.max_object_bytes) for r in RESOURCES}
         state["storage"] = store
+        sa_lookup["store"] = stores["serviceaccounts"]
         caches = []
         if config.watch_cache:
             for rs in stores.values():
@@ -129,6 +141,7 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
                        client_key=_s(config.kubelet_client_key),
                        ca_file=_s(config.kubelet_certificate_authority or config.client_ca_file))
         state["handler"].logs = logs
+        state["handler"].token_signer = signer
         if config.authorization_mode != "AlwaysAllow":
             state["handler"].authorizer = state["authorizer"] = _authorizer(config, stores)
         await _bootstrap(stores, config)

@@ -19,6 +19,7 @@ from kube.errors import (ApiError, BadRequest, Conflict, Forbidden, MethodNotAll
                          UnsupportedMediaType)
 from kube.resources import VIRTUAL_KINDS
 from kube.selectors import parse_field_selector, parse_label_selector
+from apiserver.admission import node_restriction
 from apiserver.authn import UserInfo
 from apiserver.authz import Attributes, Decision, forbidden_message, verb_for
 from apiserver.endpoints.paths import ResourcePath, parse_resource_path
@@ -103,6 +104,7 @@ class ResourceHandler:
         self.stores = stores
         self.logs: Any = None  # PodLogs, set by the app
         self.authorizer: Any = None  # an Authorizer, set by the app; None allows everything
+        self.token_signer: Any = None  # a TokenSigner, set by the app
         self.max_request_bytes = max_request_bytes
         self.min_request_timeout = min_request_timeout
 
@@ -187,6 +189,14 @@ class ResourceHandler:
             if method == "DELETE":
                 return await self.delete_collection(request, path)
             raise MethodNotAllowed(f"the server does not allow this method on the requested resource")
+        if path.subresource == "token":
+            if method != "POST":
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return await self.token_request(request, path)
+        if path.subresource == "eviction":
+            if method != "POST":
+                raise MethodNotAllowed("the server does not allow this method on the requested resource")
+            return await self.evict(request, path)
         if path.subresource == "binding":
             if method != "POST":
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -301,6 +311,41 @@ class ResourceHandler:
             raise Forbidden(forbidden_message(attrs, reason),
                             details={"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource})
 
+    async def token_request(self, request: Request, path: ResourcePath) -> Response:
+        """serviceaccounts/<name>/token: a signed token for that account (authentication.k8s.io/v1)."""
+        body = await self.body(request) or {}
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a TokenRequest")
+        spec = body.get("spec") or {}
+        expiration = spec.get("expirationSeconds") or 3600
+        if not isinstance(expiration, int) or expiration < 600:
+            raise ApiError("TokenRequest.authentication.k8s.io \"\" is invalid: spec.expirationSeconds: Invalid "
+                           "value: may not specify a duration less than 10 minutes", reason="Invalid", code=422)
+        expiration = min(expiration, 48 * 3600)
+        audiences = spec.get("audiences") or ["https://kubernetes.default.svc.cluster.local"]
+        sa = await self.stores["serviceaccounts"].get(path.namespace, str(path.name))
+        token, exp = self.token_signer.issue(namespace=str(path.namespace), name=str(path.name),
+                                             uid=sa["metadata"]["uid"], audiences=list(audiences),
+                                             expiration_seconds=expiration)
+        import datetime as _dt
+        return json_response({
+            "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"name": path.name, "namespace": path.namespace, "creationTimestamp": None},
+            "spec": {"audiences": list(audiences), "expirationSeconds": expiration, "boundObjectRef": None},
+            "status": {"token": token, "expirationTimestamp": _dt.datetime.fromtimestamp(
+                exp, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}}, 201)
+
+    async def evict(self, request: Request, path: ResourcePath) -> Response:
+        """pods/<name>/eviction: delete the pod as an Eviction asks (no disruption budgets are served)."""
+        body = await self.body(request) or {}
+        opts = (body.get("deleteOptions") or {}) if isinstance(body, dict) else {}
+        pre = opts.get("preconditions") or {}
+        await self.stores["pods"].delete(path.namespace, str(path.name), DeleteOptions(
+            grace_period_seconds=opts.get("gracePeriodSeconds"), propagation_policy=opts.get("propagationPolicy"),
+            precondition_uid=pre.get("uid"), precondition_resource_version=pre.get("resourceVersion")))
+        return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "code": 201}, 201)
+
     async def review(self, request: Request, path: ResourcePath) -> Response:
         """SelfSubjectAccessReview: may the caller do what spec.resourceAttributes describes?"""
         body = await self.object_body(request, path)
@@ -337,6 +382,7 @@ class ResourceHandler:
                 raise BadRequest("the namespace of the object is required")
         if path.info.namespaced:
             await self.require_namespace(namespace)
+        node_restriction(self.user(request), path.info, namespace, body)
         warnings = check_unknown_fields(request, path, body)
         obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request), manager=_manager(request))
         return json_response(obj, 201, warnings=warnings)

@@ -32,6 +32,7 @@ from kube.cluster.config import ClusterConfig
 from kube.cluster.down import stop_cluster
 from kube.cluster.etcd import etcd_command
 from kube.cluster.kubeconfig import write_kubeconfig
+from kube.cluster._files import write_file_atomic
 from kube.cluster.pki import (ClusterPki, ensure_cluster_pki, ensure_leaf, issue_client_certificate,
                               issue_serving_certificate)
 from kube.cluster.probe import ApiProbe, port_in_use, port_open
@@ -105,6 +106,13 @@ def prepare(config: ClusterConfig) -> dict[str, str]:
     for node in config.node_names:
         ensure_leaf(pki, f"kubelet-{node}", lambda node=node: issue_serving_certificate(  # type: ignore[misc]
             pki, name=f"system:node:{node}", ips=("127.0.0.1",), dns_names=(node, "localhost")))
+    sa_key = config.pki_dir / "sa.key"
+    if not sa_key.exists():  # signs ServiceAccount tokens; kept across restarts so tokens stay valid
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        write_file_atomic(sa_key, pem, mode=0o600)
     entries = ensure_token_file(config.token_file, cluster_identities(config.node_names))
     tokens = {user: e.token for user, e in entries.items()}
     files = {
@@ -141,6 +149,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--client-ca-file", str(pki.ca_cert), "--token-auth-file", str(config.token_file),
         "--kubelet-client-certificate", str(config.pki_dir / "apiserver-kubelet-client.crt"),
         "--kubelet-client-key", str(config.pki_dir / "apiserver-kubelet-client.key"),
+        "--service-account-signing-key-file", str(config.pki_dir / "sa.key"),
+        "--authorization-mode", "Node,RBAC",
         ready=lambda: readyz_probe.readyz()[0]))
     specs.append(python("controller-manager", "controllers",
                         "--kubeconfig", str(config.kubeconfig_for("controller-manager"))))
