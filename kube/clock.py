@@ -11,12 +11,17 @@ import time
 from datetime import datetime, timezone
 from typing import Protocol
 
-__all__ = ["Clock", "RealClock", "FakeClock", "now_rfc3339"]
+__all__ = ["Clock", "RealClock", "FakeClock", "now_rfc3339", "now_micro_time"]
 
 
 def now_rfc3339() -> str:
     """The wall-clock time in Kubernetes' timestamp form: RFC3339, whole seconds, `Z`."""
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_micro_time() -> str:
+    """The wall-clock time as a metav1.MicroTime: RFC3339 with microseconds (Lease renewTime)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Clock(Protocol):

@@ -160,7 +160,10 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             f"kubelet-{node}", "kubelet",
             "--kubeconfig", str(config.kubeconfig_for(f"kubelet-{node}")), "--node-name", node,
             "--runtime", config.runtime, "--node-capacity", config.node_capacity,
-            "--pod-cidr", f"10.244.{i}.0/24"))
+            "--pod-cidr", f"10.244.{i}.0/24",
+            "--tls-cert-file", str(config.pki_dir / f"kubelet-{node}.crt"),
+            "--tls-private-key-file", str(config.pki_dir / f"kubelet-{node}.key"),
+            "--client-ca-file", str(pki.ca_cert)))
     return specs
 
 

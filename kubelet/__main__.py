@@ -1,0 +1,116 @@
+"""`python -m kubelet --kubeconfig FILE --node-name NAME`: run one node's kubelet until SIGTERM.
+
+Flags follow the upstream kubelet's names where one exists. Exit status 0 on a signal, 1 on
+a configuration error (named on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from kube.client import KubeconfigError, RESTClient, load_kubeconfig
+from kube.log import setup_logging
+from kubelet.config import FIELD_MANAGER, USER_AGENT, KubeletConfig
+from kubelet.cri.interface import RuntimeService
+from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntime
+from kubelet.kubelet import Kubelet
+from kubelet.logs import ContainerLogSource
+from kubelet.server import KubeletServer
+
+logger = logging.getLogger("kubelet")
+
+
+class ConfigError(Exception):
+    """A flag's value cannot be used."""
+
+
+def parse_capacity(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ConfigError(f"--node-capacity: {item!r} is not NAME=QUANTITY")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def parse_args(argv: list[str] | None = None) -> KubeletConfig:
+    p = argparse.ArgumentParser(prog="python -m kubelet", description="picokube kubelet")
+    p.add_argument("--kubeconfig", help="kubeconfig with this node's identity (system:node:<name>)")
+    p.add_argument("--node-name", required=True)
+    p.add_argument("--runtime", choices=["cri", "simulated"], default="simulated")
+    p.add_argument("--container-runtime-endpoint", default="unix:///run/containerd/containerd.sock")
+    p.add_argument("--node-capacity", default="cpu=4,memory=8Gi,pods=110",
+                   help="what the node offers, as NAME=QUANTITY,...")
+    p.add_argument("--pod-cidr", default="10.244.1.0/24")
+    p.add_argument("--pod-start-delay", type=float, default=0.0,
+                   help="seconds the simulated runtime takes to start a container")
+    p.add_argument("--address", default="127.0.0.1", help="the node's InternalIP and the server's bind address")
+    p.add_argument("--port", type=int, default=0, help="the kubelet server's port (0: any free port)")
+    p.add_argument("--tls-cert-file")
+    p.add_argument("--tls-private-key-file")
+    p.add_argument("--client-ca-file")
+    p.add_argument("--node-status-update-frequency", type=float, default=10.0)
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
+    a = p.parse_args(argv)
+    if a.runtime == "cri":
+        raise ConfigError("--runtime cri: the CRI runtime is not available yet; use --runtime simulated")
+    return KubeletConfig(node_name=a.node_name, kubeconfig=a.kubeconfig, runtime=a.runtime,
+                         capacity=parse_capacity(a.node_capacity), pod_cidr=a.pod_cidr,
+                         pod_start_delay=a.pod_start_delay, address=a.address, port=a.port,
+                         tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,
+                         client_ca_file=a.client_ca_file, node_status_update_frequency=a.node_status_update_frequency,
+                         log_level=a.log_level)
+
+
+def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str]:
+    return SimulatedRuntime(pod_cidr=config.pod_cidr, start_delay=config.pod_start_delay), RUNTIME_NAME, \
+        RUNTIME_VERSION
+
+
+async def run(config: KubeletConfig) -> None:
+    client_config = load_kubeconfig(config.kubeconfig)
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, task.cancel)
+    runtime, name, version = build_runtime(config)
+    server = KubeletServer(ContainerLogSource(runtime), address=config.address, port=config.port,
+                           cert_file=config.tls_cert_file, key_file=config.tls_private_key_file,
+                           client_ca_file=config.client_ca_file)
+    port = server.bind()
+    async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
+        kubelet = Kubelet(config, client, runtime, runtime_name=name, runtime_version=version, kubelet_port=port)
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(server.serve())
+                tg.create_task(kubelet.run())
+        except asyncio.CancelledError:
+            logger.info("Shutting down")
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        config = parse_args(argv)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    setup_logging(config.log_level, component=f"kubelet-{config.node_name}")
+    try:
+        asyncio.run(run(config))
+    except KubeconfigError as e:
+        logger.error("Cannot load kubeconfig", extra={"error": str(e)})
+        return 1
+    except OSError as e:
+        logger.error("Cannot start the kubelet server", extra={"error": str(e)})
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Container runtimes behind the CRI protocol the kubelet speaks (`interface.RuntimeService`)."""

@@ -1,0 +1,184 @@
+"""The kubelet: pods bound to this node in, running containers and pod status out.
+
+Mirrors kubelet.go's sync loop, reduced to one asyncio process:
+- a Pod informer with `fieldSelector=spec.nodeName=<node>` feeds a work queue keyed by
+  `namespace/name`; each key is reconciled by `PodSyncer` against the runtime, then the pod's
+  status is computed from the runtime and merge-patched on pods/status when it differs;
+- a PLEG-like relist every `relist_interval` compares the runtime's containers with the last
+  relist and queues the pods whose containers changed (an exit, a start);
+- a pod with `deletionTimestamp` is killed with its grace period, its final status is
+  posted, its runtime objects removed, and the pod is deleted with grace 0 and its uid as a
+  precondition: the last step of a graceful delete, which only the kubelet can take;
+- housekeeping removes runtime sandboxes whose pod is no longer bound here (orphans).
+Nothing persists in the kubelet: after a restart the informer's list and the runtime's list
+rebuild everything, and pods are brought back in line by the same reconcile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from kube.api import Pod
+from kube.cache import EventHandler, InformerFactory
+from kube.client import RESTClient
+from kube.clock import Clock, RealClock
+from kube.controller import Request, Result, run_workers
+from kube.errors import Conflict, NotFound
+from kube.events import EventRecorder
+from kube.workqueue import WorkQueue
+from kubelet.config import KubeletConfig
+from kubelet.cri.interface import POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, RuntimeService
+from kubelet.node_status import NodeStatusManager
+from kubelet.pod_sync import PodSyncer
+from kubelet.status import compute_pod_status
+
+__all__ = ["Kubelet"]
+
+logger = logging.getLogger(__name__)
+
+_STATUS_KEYS = ("phase", "conditions", "hostIP", "hostIPs", "podIP", "podIPs", "startTime", "containerStatuses",
+                "qosClass")
+_FULL_RESYNC = 10.0
+
+
+class Kubelet:
+    """One node's agent; `run()` until cancelled."""
+
+    def __init__(self, config: KubeletConfig, client: RESTClient, runtime: RuntimeService, *,
+                 runtime_name: str, runtime_version: str, kubelet_port: int = 0, clock: Clock | None = None) -> None:
+        self.config = config
+        self.client = client
+        self.runtime = runtime
+        self.runtime_name = runtime_name
+        self.clock = clock or RealClock()
+        self.factory = InformerFactory(client, clock=clock)
+        self.pods = self.factory.informer_for(Pod, field_selector=f"spec.nodeName={config.node_name}")
+        self.queue: WorkQueue[str] = WorkQueue(name="kubelet", clock=clock)
+        self.recorder = EventRecorder(client, component="kubelet", host=config.node_name, clock=clock)
+        self.syncer = PodSyncer(runtime, self.recorder)
+        self.node_status = NodeStatusManager(client, config, runtime_version=f"{runtime_name}://{runtime_version}",
+                                             clock=clock)
+        self.node_status.kubelet_port = kubelet_port
+        self._relisted: dict[str, tuple[Any, ...]] = {}
+        self.pods.add_event_handler(EventHandler(on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new),
+                                                 on_delete=self._enqueue))
+
+    def _enqueue(self, pod: Pod) -> None:
+        self.queue.add(pod.key)
+
+    async def run(self) -> None:
+        logger.info("Starting kubelet", extra={"node": self.config.node_name, "runtime": self.runtime_name})
+        await self.node_status.register()
+        try:
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self.factory.run())
+                tg.create_task(self.recorder.run())
+                tg.create_task(self.node_status.run())
+                await self.factory.wait_for_cache_sync()
+                logger.info("Pods synced", extra={"pods": len(self.pods.store.list())})
+                tg.create_task(run_workers("kubelet", self.queue, self.reconcile, self.config.workers))
+                tg.create_task(self._relist_loop())
+                tg.create_task(self._housekeeping_loop())
+        finally:
+            await self.queue.shut_down()
+
+    # --- one pod ---------------------------------------------------------------------------
+    async def reconcile(self, request: Request) -> Result | None:
+        pod = self.pods.store.get(request.key)
+        if pod is None:
+            for sb in await self.runtime.list_pod_sandbox(labels={POD_NAMESPACE_LABEL: request.namespace,
+                                                                  POD_NAME_LABEL: request.name}):
+                await self.runtime.remove_pod_sandbox(sb.id)
+            return None
+        if pod.metadata.deletion_timestamp:
+            await self._terminate(pod)
+            return None
+        result = await self.syncer.sync(pod)
+        status = compute_pod_status(pod, result.sandbox, result.views, runtime=self.runtime_name,
+                                    host_ip=self.config.address)
+        await self._patch_status(pod, status)
+        return Result(requeue_after=result.retry_after) if result.retry_after is not None else None
+
+    async def _terminate(self, pod: Pod) -> None:
+        meta = pod.metadata
+        grace = meta.deletion_grace_period_seconds
+        if grace is None:
+            grace = pod.spec.termination_grace_period_seconds if pod.spec.termination_grace_period_seconds \
+                is not None else 30
+        await self.syncer.kill(pod, grace=float(grace))
+        views = await self.syncer.views(pod, None)
+        status = compute_pod_status(pod, None, views, runtime=self.runtime_name, host_ip=self.config.address)
+        if status["phase"] not in ("Succeeded", "Failed"):
+            codes = [cs["state"].get("terminated", {}).get("exitCode", 0) for cs in status["containerStatuses"]]
+            status["phase"] = "Failed" if any(codes) else "Succeeded"
+        try:
+            await self._patch_status(pod, status)
+        except NotFound:
+            pass
+        await self.syncer.remove(str(meta.uid))
+        try:
+            await self.client.delete(Pod, str(meta.name), meta.namespace, grace_period_seconds=0, uid=meta.uid)
+            logger.info("Pod deleted", extra={"pod": pod.key})
+        except (NotFound, Conflict):
+            pass  # already gone, or a new pod took the name: not ours to delete
+
+    async def _patch_status(self, pod: Pod, status: dict[str, Any]) -> None:
+        current = pod.to_dict().get("status") or {}
+        if all(current.get(k) == status.get(k) for k in _STATUS_KEYS):
+            return
+        patch = {"status": {**{k: None for k in _STATUS_KEYS if k in current and k not in status}, **status}}
+        await self.client.patch(Pod, str(pod.metadata.name), patch, pod.metadata.namespace, subresource="status")
+        logger.debug("Pod status patched", extra={"pod": pod.key, "phase": status.get("phase")})
+
+    # --- the runtime's side ----------------------------------------------------------------
+    async def _relist_loop(self) -> None:
+        while True:
+            await self.clock.sleep(self.config.relist_interval)
+            try:
+                await self.relist()
+            except Exception as e:
+                logger.warning("Relisting the runtime failed", extra={"error": repr(e)})
+
+    async def relist(self) -> None:
+        """Queue every pod whose containers or sandboxes changed since the last relist."""
+        seen: dict[str, tuple[Any, ...]] = {}
+        keys: dict[str, str] = {}
+        for sb in await self.runtime.list_pod_sandbox():
+            uid = sb.labels.get(POD_UID_LABEL, sb.uid)
+            keys[uid] = f"{sb.namespace}/{sb.name}"
+            seen.setdefault(uid, ())
+            seen[uid] += (("sandbox", sb.id, sb.state),)
+        for c in await self.runtime.list_containers():
+            uid = c.labels.get(POD_UID_LABEL, "")
+            seen.setdefault(uid, ())
+            seen[uid] += ((c.id, c.state),)
+        for uid in seen.keys() | self._relisted.keys():
+            if seen.get(uid) != self._relisted.get(uid) and uid in keys:
+                self.queue.add(keys[uid])
+        self._relisted = seen
+
+    async def _housekeeping_loop(self) -> None:
+        since_full = 0.0
+        while True:
+            await self.clock.sleep(self.config.housekeeping_interval)
+            since_full += self.config.housekeeping_interval
+            try:
+                await self.housekeeping(full=since_full >= _FULL_RESYNC)
+            except Exception as e:
+                logger.warning("Housekeeping failed", extra={"error": repr(e)})
+            if since_full >= _FULL_RESYNC:
+                since_full = 0.0
+
+    async def housekeeping(self, *, full: bool = False) -> None:
+        """Remove orphaned sandboxes; with `full`, queue every pod for a periodic resync."""
+        bound = {str(p.metadata.uid) for p in self.pods.store.list()}
+        for sb in await self.runtime.list_pod_sandbox():
+            if sb.labels.get(POD_UID_LABEL, sb.uid) not in bound:
+                logger.info("Removing orphaned sandbox", extra={"pod": f"{sb.namespace}/{sb.name}",
+                                                                "sandbox": sb.id[:12]})
+                await self.runtime.remove_pod_sandbox(sb.id)
+        if full:
+            for pod in self.pods.store.list():
+                self.queue.add(pod.key)
