@@ -1,0 +1,207 @@
+"""The kubelet against a real API server: it registers its Node and Lease, runs the pods bound to
+it on the simulated runtime, reports their status, restarts and back-offs as Kubernetes does,
+and finishes graceful deletes."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from kube.api import Lease, Namespace, Node, Pod
+from kube.client import RESTClient
+from kube.errors import NotFound
+from kube.testing.apiserver import ApiServerHarness
+from kube.testing.eventually import eventually
+from kubelet.config import FIELD_MANAGER, KubeletConfig
+from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntime
+from kubelet.kubelet import Kubelet
+
+pytestmark = pytest.mark.timeout(120)
+
+CIDR = "10.244.7.0/24"
+
+
+@pytest_asyncio.fixture
+async def kubelet(api: ApiServerHarness) -> AsyncIterator[tuple[Kubelet, SimulatedRuntime]]:
+    config = KubeletConfig(node_name="node-1", pod_cidr=CIDR, node_status_update_frequency=1.0,
+                           relist_interval=0.2, housekeeping_interval=0.5)
+    runtime = SimulatedRuntime(pod_cidr=CIDR)
+    async with api.client("node-1", field_manager=FIELD_MANAGER) as client:
+        k = Kubelet(config, client, runtime, runtime_name=RUNTIME_NAME, runtime_version=RUNTIME_VERSION,
+                    kubelet_port=10250)
+        task = asyncio.create_task(k.run())
+        try:
+            yield k, runtime
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+@pytest_asyncio.fixture
+async def admin(api: ApiServerHarness) -> AsyncIterator[RESTClient]:
+    async with api.client("admin") as c:
+        yield c
+
+
+@pytest_asyncio.fixture
+async def ns(admin: RESTClient) -> str:
+    name = f"kl-{uuid.uuid4().hex[:6]}"
+    await admin.create(Namespace.model_validate({"metadata": {"name": name}}))
+    return name
+
+
+def pod(ns: str, name: str, *, command: list[str] | None = None, image: str = "busybox",
+        restart: str = "Always") -> Pod:
+    container: dict[str, Any] = {"name": "main", "image": image}
+    if command:
+        container["command"] = command
+    return Pod.model_validate({"metadata": {"name": name, "namespace": ns},
+                               "spec": {"nodeName": "node-1", "restartPolicy": restart,
+                                        "terminationGracePeriodSeconds": 5, "containers": [container]}})
+
+
+async def test_registers_node_and_lease(kubelet: Any, admin: RESTClient) -> None:
+    async def ready() -> Node | None:
+        try:
+            node = await admin.get(Node, "node-1")
+        except NotFound:
+            return None
+        return node if node.is_ready() else None
+
+    node = await eventually(ready, timeout=20, message="node-1 Ready")
+    assert node.spec.pod_cidr == CIDR
+    assert node.metadata.labels and node.metadata.labels["kubernetes.io/hostname"] == "node-1"
+    assert node.status.capacity and node.status.capacity["pods"] == "110"
+    assert node.to_dict()["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] == 10250
+
+    async def renewed_twice() -> bool:
+        try:
+            first = await admin.get(Lease, "node-1", "kube-node-lease")
+        except NotFound:
+            return False
+        await asyncio.sleep(1.2)
+        second = await admin.get(Lease, "node-1", "kube-node-lease")
+        return second.spec.holder_identity == "node-1" and second.spec.renew_time != first.spec.renew_time
+
+    await eventually(renewed_twice, timeout=20, message="the node Lease is renewed")
+
+
+async def test_runs_bound_pod_and_reports_status(kubelet: Any, admin: RESTClient, ns: str) -> None:
+    await admin.create(pod(ns, "web"))
+
+    async def running() -> Pod | None:
+        p = await admin.get(Pod, "web", ns)
+        return p if p.status.phase == "Running" and p.is_ready() else None
+
+    p = await eventually(running, timeout=20, message="pod Running and Ready")
+    assert ipaddress.ip_address(p.status.pod_ip) in ipaddress.ip_network(CIDR)
+    assert p.status.host_ip == "127.0.0.1"
+    (cs,) = p.status.container_statuses or []
+    assert cs.name == "main" and cs.ready and cs.state and cs.state.running
+    assert cs.container_id and cs.container_id.startswith("simulated://")
+    assert p.status.start_time
+
+
+async def test_never_restarted_pod_fails_with_exit_code(kubelet: Any, admin: RESTClient, ns: str) -> None:
+    await admin.create(pod(ns, "job", command=["sh", "-c", "exit 3"], restart="Never"))
+
+    async def failed() -> Pod | None:
+        p = await admin.get(Pod, "job", ns)
+        return p if p.status.phase == "Failed" else None
+
+    p = await eventually(failed, timeout=20, message="pod Failed")
+    (cs,) = p.status.container_statuses or []
+    assert cs.state and cs.state.terminated and cs.state.terminated.exit_code == 3
+    assert cs.state.terminated.reason == "Error"
+
+
+async def test_crashing_container_is_restarted_with_back_off(kubelet: Any, admin: RESTClient, ns: str) -> None:
+    await admin.create(pod(ns, "crash", command=["sh", "-c", "exit 1"]))
+
+    async def backing_off() -> Pod | None:
+        p = await admin.get(Pod, "crash", ns)
+        cs = (p.status.container_statuses or [None])[0]
+        if cs and cs.state and cs.state.waiting and cs.state.waiting.reason == "CrashLoopBackOff":
+            return p
+        return None
+
+    p = await eventually(backing_off, timeout=20, message="CrashLoopBackOff")
+    (cs,) = p.status.container_statuses or []
+    assert cs.last_state and cs.last_state.terminated and cs.last_state.terminated.exit_code == 1
+    assert p.status.phase == "Running"  # restartPolicy Always: it will be restarted
+
+
+async def test_image_pull_failure_is_reported(kubelet: Any, admin: RESTClient, ns: str) -> None:
+    await admin.create(pod(ns, "badimg", image="registry.invalid/app:1"))
+
+    async def waiting() -> str | None:
+        p = await admin.get(Pod, "badimg", ns)
+        cs = (p.status.container_statuses or [None])[0]
+        reason = cs.state.waiting.reason if cs and cs.state and cs.state.waiting else None
+        return reason if reason in ("ErrImagePull", "ImagePullBackOff") else None
+
+    await eventually(waiting, timeout=20, message="ErrImagePull")
+    assert (await admin.get(Pod, "badimg", ns)).status.phase == "Pending"
+
+
+async def test_graceful_delete_is_finished_by_the_kubelet(kubelet: Any, admin: RESTClient, ns: str) -> None:
+    _, runtime = kubelet
+    created = await admin.create(pod(ns, "bye"))
+    await eventually(lambda: _phase(admin, ns, "bye", "Running"), timeout=20, message="pod Running")
+    assert await runtime.list_pod_sandbox(labels={"io.kubernetes.pod.uid": str(created.metadata.uid)})
+    await admin.delete(Pod, "bye", ns)
+    pending = await admin.get(Pod, "bye", ns)
+    assert pending.metadata.deletion_timestamp  # bound: the API server waits for the kubelet
+
+    async def gone() -> bool:
+        try:
+            await admin.get(Pod, "bye", ns)
+        except NotFound:
+            return True
+        return False
+
+    await eventually(gone, timeout=20, message="pod removed by the kubelet")
+    assert not await runtime.list_pod_sandbox(labels={"io.kubernetes.pod.uid": str(created.metadata.uid)})
+
+
+async def _phase(admin: RESTClient, ns: str, name: str, phase: str) -> bool:
+    return (await admin.get(Pod, name, ns)).status.phase == phase
+
+
+def test_process_exits_promptly_on_sigterm(api: ApiServerHarness, tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "kubelet", "--kubeconfig", str(api.kubeconfig("node-2")), "--node-name", "node-2",
+            "--runtime", "simulated", "--pod-cidr", "10.244.8.0/24"]
+    log = tmp_path / "kubelet.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        async def registered() -> bool:
+            async with api.client("admin") as c:
+                try:
+                    return (await c.get(Node, "node-2")).is_ready()
+                except NotFound:
+                    return False
+
+        asyncio.run(eventually(registered, timeout=30, message="node-2 registered"))
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_bad_flags_are_reported_without_traceback() -> None:
+    out = subprocess.run([sys.executable, "-m", "kubelet", "--node-name", "n", "--node-capacity", "cpu"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1
+    assert "--node-capacity: 'cpu' is not NAME=QUANTITY" in out.stderr and "Traceback" not in out.stderr
