@@ -79,6 +79,13 @@ async def test_apply_to_running_pods_and_controller_restart(cluster: Any, tmp_pa
         lines = [line for line in got.stdout.splitlines()[1:] if line.startswith("web-")]
         assert len(lines) == 3 and all("Running" in line for line in lines), got.stdout
 
+        # pods/log goes API server -> the pod's kubelet over mutual TLS, for pkctl and kubectl alike.
+        name = str(pods[0].metadata.name)
+        logs = cluster.pkctl("logs", name)
+        assert logs.returncode == 0 and "started web with image busybox" in logs.stdout, logs.stderr
+        logs = cluster.kubectl("logs", name)
+        assert logs.returncode == 0 and "started web with image busybox" in logs.stdout, logs.stderr
+
         # Kill the controller-manager; the supervisor restarts it and it resumes from the API.
         old_pid = cluster.pid_of("controller-manager")
         os.kill(old_pid, signal.SIGKILL)
