@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import AsyncIterator, Iterator
 from uuid import uuid4
 
@@ -45,3 +47,21 @@ def api(etcd_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
     with ApiServerHarness(tmp_path_factory.mktemp("apiserver"), etcd_endpoint=etcd_endpoint) as harness:
         yield harness
+
+
+# --- in CI nothing may be skipped ----------------------------------------------------------
+# A test that needs containerd or docker skips on a laptop without them; in CI (`CI=true`,
+# set by `.ci/run`, which installs both) such a skip would hide a broken setup, so it fails
+# the run instead.
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes") and _skipped:
+        sys.stderr.write("\nIn CI no test may be skipped; skipped:\n" + "".join(f"  {n}\n" for n in _skipped))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

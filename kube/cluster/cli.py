@@ -90,6 +90,8 @@ def up(
     runtime: Annotated[Runtime, typer.Option(help="Container runtime of the kubelets.")] = Runtime.auto,
     containerd_socket: Annotated[str | None, typer.Option(help="containerd socket for --runtime cri.")] = None,
     node_capacity: Annotated[str, typer.Option(help="Capacity simulated nodes report.")] = DEFAULT_NODE_CAPACITY,
+    pod_start_delay: Annotated[float, typer.Option(
+        help="Seconds a simulated container takes to start (--runtime simulated).")] = 0.0,
     detach: Annotated[bool, typer.Option(help="Run in the background; return once every node is Ready.")] = False,
     timeout: Annotated[float, typer.Option(help="With --detach: seconds to wait for a Ready cluster.")] = 120.0,
 ) -> None:
@@ -99,7 +101,8 @@ def up(
         config = ClusterConfig(
             data_dir=_data_dir(data_dir), port=port, etcd_port=etcd_port,
             etcd_endpoints=parse_endpoints(etcd_endpoints) if etcd_endpoints else (),
-            nodes=nodes, runtime=chosen, containerd_socket=containerd_socket, node_capacity=node_capacity)
+            nodes=nodes, runtime=chosen, containerd_socket=containerd_socket, node_capacity=node_capacity,
+            pod_start_delay=pod_start_delay)
     except (UpError, ValueError) as e:
         _fail(str(e))
     typer.echo(f"Using runtime {chosen} ({reason})")

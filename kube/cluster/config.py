@@ -63,6 +63,7 @@ class ClusterConfig:
     runtime: str = "simulated"
     containerd_socket: str | None = None
     node_capacity: str = DEFAULT_NODE_CAPACITY
+    pod_start_delay: float = 0.0  # seconds a simulated container takes to start
 
     def __post_init__(self) -> None:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
@@ -70,6 +71,8 @@ class ClusterConfig:
                 raise ValueError(f"{flag}: {port} is not a TCP port")
         if self.nodes < 0:
             raise ValueError("--nodes must be 0 or more")
+        if self.pod_start_delay < 0:
+            raise ValueError("--pod-start-delay must be 0 or more")
         parse_capacity(self.node_capacity)
 
     @property

@@ -163,7 +163,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             "--pod-cidr", f"10.244.{i}.0/24",
             "--tls-cert-file", str(config.pki_dir / f"kubelet-{node}.crt"),
             "--tls-private-key-file", str(config.pki_dir / f"kubelet-{node}.key"),
-            "--client-ca-file", str(pki.ca_cert)))
+            "--client-ca-file", str(pki.ca_cert),
+            *(("--pod-start-delay", str(config.pod_start_delay)) if config.pod_start_delay else ())))
     return specs
 
 
