@@ -65,7 +65,9 @@ def _authorizer(config: ApiServerConfig, stores: dict[str, RegistryStore]) -> Au
 
     modes = {"Node": lambda: NodeAuthorizer(pods_on_node=pods_on_node, pod=pod),
              "RBAC": lambda: RBACAuthorizer(cached), "AlwaysAllow": lambda: AlwaysAllow()}
-    chain = []
+    # kube-apiserver puts a privileged-group authorizer first: system:masters is never denied,
+    # not even before the bootstrap policy has reached the RBAC authorizer's cache.
+    chain: list[Any] = [PrivilegedGroups("system:masters")]
     for mode in config.authorization_mode.split(","):
         if mode.strip() not in modes:
             raise ValueError(f"unknown authorization mode {mode!r}")
@@ -73,9 +75,38 @@ def _authorizer(config: ApiServerConfig, stores: dict[str, RegistryStore]) -> Au
     return UnionAuthorizer(*chain)
 
 
+class PrivilegedGroups:
+    """Allows everything to members of the given groups; no opinion on anyone else."""
+
+    def __init__(self, *groups: str) -> None:
+        self.groups = frozenset(groups)
+
+    def authorize(self, attrs: Any) -> tuple[Decision, str]:
+        if self.groups.intersection(attrs.user.groups):
+            return Decision.ALLOW, ""
+        return Decision.NO_OPINION, ""
+
+
 class AlwaysAllow:
     def authorize(self, attrs: Any) -> tuple[Decision, str]:
         return Decision.ALLOW, ""
+
+
+async def _wait_for_policy_in_cache(stores: dict[str, RegistryStore], timeout: float = 10.0) -> None:
+    """Return once the RBAC authorizer's caches hold the bootstrap policy (or after `timeout`).
+
+    The lifespan, and so readiness, waits for this: a component whose identity the bootstrap
+    policy authorizes must not be refused just because the cache had not seen it yet.
+    """
+    deadline = asyncio.get_running_loop().time() + timeout
+    wanted = [(plural, stores[plural].key(obj["metadata"].get("namespace"), obj["metadata"]["name"]))
+              for plural, obj in bootstrap_policy()]
+    while asyncio.get_running_loop().time() < deadline:
+        missing = [(p, k) for p, k in wanted if stores[p].cache is not None and k not in stores[p].cache.objects]
+        if not missing:
+            return
+        await asyncio.sleep(0.02)
+    logger.warning("Bootstrap policy not seen in the cache yet", extra={"timeout": timeout})
 
 
 async def _bootstrap(stores: dict[str, RegistryStore], config: ApiServerConfig) -> None:
@@ -145,6 +176,7 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
         if config.authorization_mode != "AlwaysAllow":
             state["handler"].authorizer = state["authorizer"] = _authorizer(config, stores)
         await _bootstrap(stores, config)
+        await _wait_for_policy_in_cache(stores)
         logger.info("API server ready", extra={"port": config.port, "etcd": ",".join(config.etcd_endpoints)})
         try:
             yield

@@ -19,7 +19,7 @@ from kube.errors import (ApiError, BadRequest, Conflict, Forbidden, MethodNotAll
                          UnsupportedMediaType)
 from kube.resources import VIRTUAL_KINDS
 from kube.selectors import parse_field_selector, parse_label_selector
-from apiserver.admission import node_restriction
+from apiserver.admission import admit_pod, node_restriction
 from apiserver.authn import UserInfo
 from apiserver.authz import Attributes, Decision, forbidden_message, verb_for
 from apiserver.endpoints.paths import ResourcePath, parse_resource_path
@@ -383,6 +383,9 @@ class ResourceHandler:
         if path.info.namespaced:
             await self.require_namespace(namespace)
         node_restriction(self.user(request), path.info, namespace, body)
+        if path.info.plural == "pods" and not path.subresource and namespace:
+            name = str(body["metadata"].get("name") or body["metadata"].get("generateName") or "")
+            await admit_pod(name, namespace, body, self.stores)
         warnings = check_unknown_fields(request, path, body)
         obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request), manager=_manager(request))
         return json_response(obj, 201, warnings=warnings)

@@ -1,0 +1,83 @@
+"""Pod admission as kube-apiserver's default chain applies it: ServiceAccount,
+DefaultTolerationSeconds, Priority and LimitRanger; rejections are 403 and store nothing."""
+
+from __future__ import annotations
+
+import ssl
+import uuid
+from typing import Any, Iterator
+
+import httpx
+import pytest
+
+from kube.testing.apiserver import ApiServerHarness
+
+
+@pytest.fixture
+def c(api: ApiServerHarness) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=api.server, verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
+                      headers={"Authorization": f"Bearer {api.token('admin')}"}, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def ns(c: httpx.Client) -> str:
+    name = f"adm-{uuid.uuid4().hex[:6]}"
+    assert c.post("/api/v1/namespaces", json={"metadata": {"name": name}}).status_code == 201
+    return name
+
+
+def pod(name: str, **spec: Any) -> dict[str, Any]:
+    container = {"name": "c", "image": "busybox", **spec.pop("container", {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [container], **spec}}
+
+
+def test_service_account_tolerations_and_priority_defaults(c: httpx.Client, ns: str) -> None:
+    resp = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("plain"))
+    assert resp.status_code == 201, resp.text
+    spec = resp.json()["spec"]
+    assert spec["serviceAccountName"] == "default"
+    assert spec["priority"] == 0
+    tolerations = {t["key"]: t for t in spec["tolerations"]}
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        assert tolerations[key] == {"key": key, "operator": "Exists", "effect": "NoExecute",
+                                    "tolerationSeconds": 300}
+
+    own = pod("own", tolerations=[{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                                   "effect": "NoExecute", "tolerationSeconds": 5}])
+    spec = c.post(f"/api/v1/namespaces/{ns}/pods", json=own).json()["spec"]
+    assert [t["tolerationSeconds"] for t in spec["tolerations"] if t["key"].endswith("unreachable")] == [5]
+
+
+def test_priority_class_resolution(c: httpx.Client, ns: str) -> None:
+    name = f"high-{uuid.uuid4().hex[:6]}"
+    resp = c.post("/apis/scheduling.k8s.io/v1/priorityclasses",
+                  json={"metadata": {"name": name}, "value": 1000, "preemptionPolicy": "Never"})
+    assert resp.status_code == 201, resp.text
+    spec = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("hi", priorityClassName=name)).json()["spec"]
+    assert spec["priority"] == 1000 and spec["preemptionPolicy"] == "Never"
+    crit = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("crit", priorityClassName="system-node-critical"))
+    assert crit.json()["spec"]["priority"] == 2000001000
+
+    missing = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("nope", priorityClassName="no-such-class"))
+    assert missing.status_code == 403
+    assert missing.json()["message"] == 'pods "nope" is forbidden: no PriorityClass with name no-such-class was found'
+    wrong = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("wrong", priorityClassName=name, priority=7))
+    assert wrong.status_code == 403 and "must not be provided in pod spec" in wrong.json()["message"]
+    for gone in ("nope", "wrong"):
+        assert c.get(f"/api/v1/namespaces/{ns}/pods/{gone}").status_code == 404
+
+
+def test_limit_range_defaults_and_bounds(c: httpx.Client, ns: str) -> None:
+    lr = {"metadata": {"name": "limits"}, "spec": {"limits": [{
+        "type": "Container", "default": {"cpu": "500m", "memory": "256Mi"},
+        "defaultRequest": {"cpu": "100m"}, "max": {"cpu": "1", "memory": "1Gi"}}]}}
+    assert c.post(f"/api/v1/namespaces/{ns}/limitranges", json=lr).status_code == 201
+    resources = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("defaulted")).json()["spec"]["containers"][0]
+    assert resources["resources"] == {"limits": {"cpu": "500m", "memory": "256Mi"},
+                                      "requests": {"cpu": "100m", "memory": "256Mi"}}
+    big = pod("big", container={"resources": {"limits": {"cpu": "2"}}})
+    resp = c.post(f"/api/v1/namespaces/{ns}/pods", json=big)
+    assert resp.status_code == 403
+    assert resp.json()["message"] == 'pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2'
+    assert c.get(f"/api/v1/namespaces/{ns}/pods/big").status_code == 404
