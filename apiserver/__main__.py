@@ -31,6 +31,7 @@ def parse_args(argv: list[str]) -> ApiServerConfig:
     p.add_argument("--min-request-timeout", type=int, default=1800)
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--watch-cache", default="true", choices=["true", "false"])
+    p.add_argument("--audit-log-path", type=Path, help="write one JSON audit event per request here")
     p.add_argument("--etcd-compaction-interval", type=float, default=300.0,
                    help="seconds between compactions of etcd history older than this (0 disables)")
     a = p.parse_args(argv)
@@ -42,7 +43,7 @@ def parse_args(argv: list[str]) -> ApiServerConfig:
         service_account_signing_key_file=a.service_account_signing_key_file, kubelet_client_certificate=a.kubelet_client_certificate,
         kubelet_client_key=a.kubelet_client_key, kubelet_certificate_authority=a.kubelet_certificate_authority, etcd_prefix=a.etcd_prefix, min_request_timeout=a.min_request_timeout,
         log_level=a.log_level, watch_cache=a.watch_cache == "true",
-        etcd_compaction_interval=a.etcd_compaction_interval,
+        etcd_compaction_interval=a.etcd_compaction_interval, audit_log_path=a.audit_log_path,
     )
 
 

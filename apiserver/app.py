@@ -24,6 +24,7 @@ from kube.errors import ApiError, NotAcceptable, NotFound
 from kube.resources import RESOURCES
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.authn.serviceaccount import ServiceAccountAuthenticator, TokenSigner, load_or_generate_key
+from apiserver.audit import AuditLog
 from apiserver.authz import Authorizer, Decision, NodeAuthorizer, RBACAuthorizer, UnionAuthorizer
 from apiserver.authz.bootstrap import bootstrap_policy
 from apiserver.config import ApiServerConfig
@@ -282,5 +283,6 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
             response = _status_response(e)
         await response(scope, receive, send)
 
+    audit = AuditLog(config.audit_log_path) if config.audit_log_path else None
     return RequestPipeline(app, authenticator=authn, metrics=metrics,  # type: ignore[return-value]
-                           resources=resources, authorizer=lambda: state.get("authorizer"))
+                           resources=resources, authorizer=lambda: state.get("authorizer"), audit=audit)

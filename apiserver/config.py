@@ -35,6 +35,8 @@ class ApiServerConfig:
     min_request_timeout: int = 1800
     bootstrap_namespaces: tuple[str, ...] = field(default=("default", "kube-system", "kube-public", "kube-node-lease"))
     log_level: str = "INFO"
+    # One audit.k8s.io/v1 Event per request as a JSON line (level Metadata); None: no audit log.
+    audit_log_path: Path | None = None
     # Serve watches and resourceVersion=0 lists from memory (one etcd watch per resource).
     watch_cache: bool = True
     # Compact etcd history older than this many seconds, every this many seconds (0: never).

@@ -5,7 +5,8 @@ through and each request costs no extra task. Guarantees:
 - a request to anything but the anonymous paths without a valid credential gets a 401
   `Status` and never reaches a handler; the authenticated user is in `scope["state"]["user"]`;
 - an unexpected exception before the response started becomes a 500 `Status`, logged once;
-- every request is observed in the metrics with its verb, resource and code.
+- every request is observed in the metrics with its verb, resource and code, and, with an
+  audit log configured, written to it once it completes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from typing import Any, Awaitable, Callable, MutableMapping
 
 from kube.errors import ApiError, Forbidden, InternalError, Unauthorized
+from apiserver.audit import AuditLog, header
 from apiserver.authn import ANONYMOUS_PATHS, Authenticator
 from apiserver.authz import Attributes, Decision, forbidden_message
 from apiserver.metrics import Metrics
@@ -38,8 +40,10 @@ async def _send_status(send: Callable[[Message], Awaitable[None]], err: ApiError
 
 class RequestPipeline:
     def __init__(self, app: ASGIApp, *, authenticator: Authenticator, metrics: Metrics,
-                 resources: ASGIApp | None = None, authorizer: Callable[[], Any] | None = None) -> None:
+                 resources: ASGIApp | None = None, authorizer: Callable[[], Any] | None = None,
+                 audit: AuditLog | None = None) -> None:
         self.app, self.authenticator, self.metrics = app, authenticator, metrics
+        self.audit = audit
         self.resources = resources
         self.authorizer = authorizer or (lambda: None)
 
@@ -58,6 +62,7 @@ class RequestPipeline:
             await self.app(scope, receive, send)
             return
         start = time.monotonic()
+        received = time.time()
         path: str = scope["path"]
         status = {"code": 500, "started": False}
 
@@ -93,3 +98,10 @@ class RequestPipeline:
             parts = path.rstrip("/").rsplit("/", 1)
             self.metrics.observe(verb=str(scope.get("method")), resource=parts[-1] if parts else "",
                                  code=int(status["code"]), seconds=time.monotonic() - start)
+            if self.audit is not None:
+                client = scope.get("client")
+                self.audit.record(method=str(scope.get("method", "GET")), path=path,
+                                  query=scope.get("query_string", b"").decode("latin-1"),
+                                  user=(scope.get("state") or {}).get("user"), code=int(status["code"]),
+                                  source_ip=client[0] if client else None,
+                                  user_agent=header(scope, b"user-agent"), received=received, completed=time.time())

@@ -150,7 +150,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--kubelet-client-certificate", str(config.pki_dir / "apiserver-kubelet-client.crt"),
         "--kubelet-client-key", str(config.pki_dir / "apiserver-kubelet-client.key"),
         "--service-account-signing-key-file", str(config.pki_dir / "sa.key"),
-        "--authorization-mode", "Node,RBAC",
+        "--authorization-mode", "Node,RBAC", "--audit-log-path", str(config.logs_dir / "audit.log"),
         ready=lambda: readyz_probe.readyz()[0]))
     specs.append(python("controller-manager", "controllers",
                         "--kubeconfig", str(config.kubeconfig_for("controller-manager"))))

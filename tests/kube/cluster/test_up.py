@@ -53,7 +53,8 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--client-ca-file", f"{tmp_path}/pki/ca.crt", "--token-auth-file", f"{tmp_path}/tokens.csv",
         "--kubelet-client-certificate", f"{tmp_path}/pki/apiserver-kubelet-client.crt",
         "--kubelet-client-key", f"{tmp_path}/pki/apiserver-kubelet-client.key",
-        "--service-account-signing-key-file", f"{tmp_path}/pki/sa.key", "--authorization-mode", "Node,RBAC")
+        "--service-account-signing-key-file", f"{tmp_path}/pki/sa.key", "--authorization-mode", "Node,RBAC",
+        "--audit-log-path", f"{tmp_path}/logs/audit.log")
     assert specs["controller-manager"].argv == (
         sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig")
     assert specs["scheduler"].argv == (
