@@ -7,5 +7,6 @@ pods get the defaults kube-apiserver's admission chain gives them (`pod_defaults
 
 from apiserver.admission.node_restriction import node_restriction
 from apiserver.admission.pod_defaults import admit_pod
+from apiserver.admission.resource_quota import QuotaAdmission
 
-__all__ = ["admit_pod", "node_restriction"]
+__all__ = ["QuotaAdmission", "admit_pod", "node_restriction"]

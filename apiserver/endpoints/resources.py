@@ -8,6 +8,7 @@ decodes the body and query into registry calls, and encodes the answer. Semantic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from typing import Any, AsyncIterator
@@ -19,7 +20,7 @@ from kube.errors import (ApiError, BadRequest, Conflict, Forbidden, MethodNotAll
                          UnsupportedMediaType)
 from kube.resources import VIRTUAL_KINDS
 from kube.selectors import parse_field_selector, parse_label_selector
-from apiserver.admission import admit_pod, node_restriction
+from apiserver.admission import QuotaAdmission, admit_pod, node_restriction
 from apiserver.authn import UserInfo
 from apiserver.authz import Attributes, Decision, forbidden_message, verb_for
 from apiserver.endpoints.paths import ResourcePath, parse_resource_path
@@ -102,6 +103,7 @@ class ResourceHandler:
 
     def __init__(self, stores: dict[str, RegistryStore], *, max_request_bytes: int, min_request_timeout: int) -> None:
         self.stores = stores
+        self.quota = QuotaAdmission(stores)
         self.logs: Any = None  # PodLogs, set by the app
         self.authorizer: Any = None  # an Authorizer, set by the app; None allows everything
         self.token_signer: Any = None  # a TokenSigner, set by the app
@@ -383,11 +385,15 @@ class ResourceHandler:
         if path.info.namespaced:
             await self.require_namespace(namespace)
         node_restriction(self.user(request), path.info, namespace, body)
+        quota: Any = contextlib.nullcontext()
         if path.info.plural == "pods" and not path.subresource and namespace:
             name = str(body["metadata"].get("name") or body["metadata"].get("generateName") or "")
             await admit_pod(name, namespace, body, self.stores)
+            if not _dry_run(request):
+                quota = self.quota.admit(namespace, name, body)
         warnings = check_unknown_fields(request, path, body)
-        obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request), manager=_manager(request))
+        async with quota:
+            obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request), manager=_manager(request))
         return json_response(obj, 201, warnings=warnings)
 
     async def require_namespace(self, namespace: str | None) -> None:

@@ -3,6 +3,7 @@ DefaultTolerationSeconds, Priority and LimitRanger; rejections are 403 and store
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import uuid
 from typing import Any, Iterator
@@ -81,3 +82,39 @@ def test_limit_range_defaults_and_bounds(c: httpx.Client, ns: str) -> None:
     assert resp.status_code == 403
     assert resp.json()["message"] == 'pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2'
     assert c.get(f"/api/v1/namespaces/{ns}/pods/big").status_code == 404
+
+
+def test_resource_quota_holds_under_concurrent_creates(api: ApiServerHarness, c: httpx.Client, ns: str) -> None:
+    quota = {"metadata": {"name": "small"}, "spec": {"hard": {"pods": "3", "requests.cpu": "1"}}}
+    assert c.post(f"/api/v1/namespaces/{ns}/resourcequotas", json=quota).status_code == 201
+
+    async def create_all() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=api.server, timeout=30,
+                                     verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
+                                     headers={"Authorization": f"Bearer {api.token('admin')}"}) as ac:
+            body = lambda i: pod(f"q{i}", container={"resources": {"requests": {"cpu": "100m"}}})  # noqa: E731
+            return list(await asyncio.gather(*(ac.post(f"/api/v1/namespaces/{ns}/pods", json=body(i))
+                                               for i in range(8))))
+
+    results = asyncio.run(create_all())
+    codes = sorted(r.status_code for r in results)
+    assert codes == [201] * 3 + [403] * 5, [r.text for r in results]
+    denied = next(r for r in results if r.status_code == 403).json()
+    assert denied["reason"] == "Forbidden"
+    assert "exceeded quota: small, requested: pods=1, used: pods=3, limited: pods=3" in denied["message"]
+    assert len(c.get(f"/api/v1/namespaces/{ns}/pods").json()["items"]) == 3
+    used = c.get(f"/api/v1/namespaces/{ns}/resourcequotas/small").json()["status"]
+    assert used["hard"] == {"pods": "3", "requests.cpu": "1"} and used["used"]["pods"] == "3"
+    assert used["used"]["requests.cpu"] == "300m"
+
+    # Freed quota is usable again: usage is counted from the pods that exist.
+    created = next(r.json()["metadata"]["name"] for r in results if r.status_code == 201)
+    assert c.delete(f"/api/v1/namespaces/{ns}/pods/{created}", params={"gracePeriodSeconds": 0}).status_code == 200
+    unspecified = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("bare"))
+    assert unspecified.status_code == 403
+    assert unspecified.json()["message"] == \
+        'pods "bare" is forbidden: failed quota: small: must specify requests.cpu for: c'
+    again = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("again", container={"resources": {"requests": {"cpu": "100m"}}}))
+    assert again.status_code == 201, again.text
+    cpu = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("hungry", container={"resources": {"requests": {"cpu": "2"}}}))
+    assert cpu.status_code == 403 and "requests.cpu=2" in cpu.json()["message"]
