@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ssl
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import uvicorn
 
 from kube.log import setup_logging
 from apiserver.app import build_app
+from apiserver.authn.x509 import PeerCertificateProtocol
 from apiserver.config import ApiServerConfig
 
 
@@ -52,9 +54,13 @@ def main(argv: list[str] | None = None) -> None:
     setup_logging(config.log_level, "apiserver")
     if not (config.tls_cert_file and config.tls_private_key_file):
         sys.exit("error: --tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
+    client_auth: dict[str, object] = {}
+    if config.client_ca_file:  # ask for (but do not require) a client certificate signed by this CA
+        client_auth = {"ssl_ca_certs": str(config.client_ca_file), "ssl_cert_reqs": ssl.CERT_OPTIONAL,
+                       "http": PeerCertificateProtocol}
     uvicorn.run(build_app(config), host=config.bind_address, port=config.port, log_level="warning",
                 ssl_certfile=str(config.tls_cert_file), ssl_keyfile=str(config.tls_private_key_file),
-                access_log=False, timeout_graceful_shutdown=3, lifespan="on")
+                access_log=False, timeout_graceful_shutdown=3, lifespan="on", **client_auth)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

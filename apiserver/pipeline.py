@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable, MutableMapping
 from kube.errors import ApiError, Forbidden, InternalError, Unauthorized
 from apiserver.audit import AuditLog, header
 from apiserver.authn import ANONYMOUS_PATHS, Authenticator
+from apiserver.authn.x509 import client_certificate, user_from_certificate
 from apiserver.authz import Attributes, Decision, forbidden_message
 from apiserver.metrics import Metrics
 
@@ -74,7 +75,10 @@ class RequestPipeline:
         try:
             if path not in ANONYMOUS_PATHS:
                 headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-                user = self.authenticator.authenticate(headers)
+                cert = client_certificate(scope)
+                user = user_from_certificate(cert) if cert else None
+                if user is None:
+                    user = self.authenticator.authenticate(headers)
                 if user is None:
                     await _send_status(tracked_send, Unauthorized("Unauthorized"))
                     return
