@@ -26,7 +26,7 @@ from apiserver.authz import Attributes, Decision, forbidden_message, verb_for
 from apiserver.endpoints.paths import ResourcePath, parse_resource_path
 from apiserver.endpoints.tables import to_table, wants_table
 from apiserver.fieldmanager import apply_config, manager_from_user_agent
-from apiserver.openapi.schema import node_for_gvk, prune_unknown_fields
+from apiserver.openapi.schema import node_for_gvk, prune_unknown_fields, type_errors
 from apiserver.registry.generic import DeleteOptions, ListOptions, RegistryStore, now_rfc3339
 from apiserver.registry.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 
@@ -42,7 +42,9 @@ _PATCHERS = {
 
 
 def json_response(body: Any, status_code: int = 200, *, warnings: list[str] | None = None) -> Response:
-    headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
+    # Header values travel as bytes; field names may be any Unicode, so send their UTF-8 as is.
+    headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings).encode().decode("latin-1")} \
+        if warnings else None
     return Response(json.dumps(body, separators=(",", ":")), status_code=status_code, media_type="application/json",
                     headers=headers)
 
@@ -61,6 +63,9 @@ def check_unknown_fields(request: Request, path: ResourcePath, obj: dict[str, An
     node = node_for_gvk(info.group, info.version, "Binding" if path.subresource == "binding" else info.kind)
     if node is None:
         return []
+    errors = type_errors(obj, node)
+    if errors:
+        raise BadRequest(f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: {errors[0]}')
     mode = _field_validation(request)
     unknown = prune_unknown_fields(obj, node)
     if not unknown or mode == "Ignore":
@@ -384,6 +389,7 @@ class ResourceHandler:
                 raise BadRequest("the namespace of the object is required")
         if path.info.namespaced:
             await self.require_namespace(namespace)
+        warnings = check_unknown_fields(request, path, body)
         node_restriction(self.user(request), path.info, namespace, body)
         quota: Any = contextlib.nullcontext()
         if path.info.plural == "pods" and not path.subresource and namespace:
@@ -391,7 +397,6 @@ class ResourceHandler:
             await admit_pod(name, namespace, body, self.stores)
             if not _dry_run(request):
                 quota = self.quota.admit(namespace, name, body)
-        warnings = check_unknown_fields(request, path, body)
         async with quota:
             obj = await self.store(path).create(namespace, body, dry_run=_dry_run(request), manager=_manager(request))
         return json_response(obj, 201, warnings=warnings)

@@ -41,6 +41,8 @@ def definition_for_gvk(group: str, version: str, kind: str) -> str | None:
 
 
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    if str(schema.get("$ref", "")).endswith(".Quantity"):
+        return {"type": "string", "_quantity": True}  # a string that also decodes from a JSON number
     seen = 0
     while "$ref" in schema and seen < 10:
         schema = definitions().get(schema["$ref"].rsplit("/", 1)[-1], {})
@@ -121,3 +123,48 @@ def prune_unknown_fields(obj: Any, node: SchemaNode, path: str = "") -> list[str
         for i, value in enumerate(obj):
             unknown += prune_unknown_fields(value, item, f"{path}[{i}]")
     return unknown
+
+
+_JSON_NAMES = {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
+    """Where `obj` has a JSON type its schema position cannot decode, in Go's json wording.
+
+    null is always accepted (it decodes to the zero value); quantities and int-or-string
+    fields take strings and numbers; an integer field takes only whole numbers.
+    """
+    if obj is None or not node.known:
+        return []
+    t, fmt = node.type, node.schema.get("format")
+    bad: str | None = None
+    if fmt in ("int-or-string",) or node.schema.get("x-kubernetes-int-or-string"):
+        bad = None if isinstance(obj, (int, str)) and not isinstance(obj, bool) else "string"
+    elif t == "string":
+        bad = None if isinstance(obj, str) or _is_quantity_number(obj, node) else "string"
+    elif t == "integer":
+        ok = isinstance(obj, int) and not isinstance(obj, bool) or (isinstance(obj, float) and obj.is_integer())
+        bad = None if ok else ("int64" if fmt == "int64" else "int32" if fmt == "int32" else "int")
+    elif t == "number":
+        bad = None if isinstance(obj, (int, float)) and not isinstance(obj, bool) else "float64"
+    elif t == "boolean":
+        bad = None if isinstance(obj, bool) else "bool"
+    elif t == "array":
+        if not isinstance(obj, list):
+            bad = "array"
+        else:
+            item = node.items()
+            return [e for i, v in enumerate(obj) for e in type_errors(v, item, f"{path}[{i}]")]
+    elif t == "object":
+        if not isinstance(obj, dict):
+            bad = "object"
+        else:
+            return [e for k, v in obj.items() for e in type_errors(v, node.field(str(k)), f"{path}.{k}" if path else k)]
+    if bad is None:
+        return []
+    return [f"json: cannot unmarshal {_JSON_NAMES.get(type(obj), 'value')} into Go struct field {path} of type {bad}"]
+
+
+def _is_quantity_number(obj: Any, node: SchemaNode) -> bool:
+    # resource.Quantity is a string in the schema but decodes JSON numbers too.
+    return isinstance(obj, (int, float)) and not isinstance(obj, bool) and node.schema.get("_quantity", False)
