@@ -21,6 +21,7 @@ from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
 from controllers.replicaset import ReplicaSetController
+from controllers.serviceaccount import ServiceAccountsController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
@@ -32,6 +33,7 @@ logger = logging.getLogger(__name__)
 CONTROLLERS: dict[str, ControllerBuilder] = {
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
+    "serviceaccount": ServiceAccountsController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

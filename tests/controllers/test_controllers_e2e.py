@@ -398,3 +398,23 @@ async def test_sigkill_while_creating_pods_never_overshoots(cluster: Cluster,
             assert watcher.max_seen <= 15, f"saw {watcher.max_seen} active pods for 15 replicas"
         finally:
             watch.cancel()
+
+
+async def test_every_namespace_gets_a_default_service_account(cluster: Cluster,
+                                                              manager: ControllerManagerProcess) -> None:
+    from kube.api import ServiceAccount
+
+    async def default_sa() -> ServiceAccount | None:
+        try:
+            return await cluster.client.get(ServiceAccount, "default", cluster.namespace)
+        except NotFound:
+            return None
+
+    first = await eventually(default_sa, timeout=30, message="default ServiceAccount created")
+    await cluster.client.delete(ServiceAccount, "default", cluster.namespace)
+
+    async def recreated() -> ServiceAccount | None:
+        sa = await default_sa()
+        return sa if sa is not None and sa.metadata.uid != first.metadata.uid else None
+
+    await eventually(recreated, timeout=30, message="default ServiceAccount recreated")

@@ -1,0 +1,3 @@
+from controllers.serviceaccount.controller import ServiceAccountsController
+
+__all__ = ["ServiceAccountsController"]
