@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kube.errors import FieldError
 from kube.resources import RESOURCES, ResourceInfo
+from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 
 __all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy"]
-
-
-def _validate_containers(spec: dict[str, Any], path: str) -> list[FieldError]:
-    errs: list[FieldError] = []
-    containers = spec.get("containers")
-    if not isinstance(containers, list) or not containers:
-        return [FieldError(f"{path}.containers", "Required value", reason="FieldValueRequired")]
-    seen: set[str] = set()
-    for i, c in enumerate(containers):
-        if not isinstance(c, dict):
-            errs.append(FieldError(f"{path}.containers[{i}]", "Invalid value: must be an object"))
-            continue
-        name = c.get("name")
-        if not name:
-            errs.append(FieldError(f"{path}.containers[{i}].name", "Required value", reason="FieldValueRequired"))
-        elif name in seen:
-            errs.append(FieldError(f"{path}.containers[{i}].name", f'Duplicate value: "{name}"',
-                                   reason="FieldValueDuplicate"))
-        seen.add(str(name))
-        if not c.get("image"):
-            errs.append(FieldError(f"{path}.containers[{i}].image", "Required value", reason="FieldValueRequired"))
-    return errs
 
 
 class PodStrategy(Strategy):
@@ -63,12 +43,11 @@ class PodStrategy(Strategy):
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return errs + [FieldError("spec", "Required value", reason="FieldValueRequired")]
-        errs += _validate_containers(spec, "spec")
-        rp = spec.get("restartPolicy")
-        if rp not in (None, "Always", "OnFailure", "Never"):
-            errs.append(FieldError("spec.restartPolicy", f'Unsupported value: "{rp}": supported values: "Always", '
-                                   '"OnFailure", "Never"', reason="FieldValueNotSupported"))
-        return errs
+        return errs + validate_pod_spec(spec, "spec")
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = self.validate(new)
+        return errs + validate_pod_spec_update(new, old)
 
     def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
@@ -148,7 +127,15 @@ class WorkloadStrategy(Strategy):
         if not isinstance(tspec, dict):
             errs.append(FieldError("spec.template.spec", "Required value", reason="FieldValueRequired"))
         else:
-            errs += _validate_containers(tspec, "spec.template.spec")
+            errs += validate_pod_spec(tspec, "spec.template.spec")
+        return errs
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = self.validate(new)
+        if self.info.kind == "Deployment" or self.info.kind == "ReplicaSet":
+            old_sel, new_sel = (old.get("spec") or {}).get("selector"), (new.get("spec") or {}).get("selector")
+            if old_sel is not None and new_sel != old_sel:
+                errs.append(FieldError("spec.selector", f"Invalid value: {json.dumps(new_sel)}: field is immutable"))
         return errs
 
 

@@ -1,0 +1,148 @@
+"""Pod spec validation, shared by pods and by the pod templates of Deployments and ReplicaSets.
+
+Mirrors pkg/apis/core/validation ValidatePodSpec for what users get wrong most, with
+Kubernetes' field paths and wording, every error at once:
+- containers: present, names DNS-1123 labels unique across init and app containers, an
+  image, ports 1-65535 with protocol TCP/UDP/SCTP, env names set, imagePullPolicy enum;
+- resources: every quantity parses, and a request is not above its limit;
+- restartPolicy and dnsPolicy enums, non-negative terminationGracePeriodSeconds;
+- on update, a pod's spec is immutable except container images, activeDeadlineSeconds,
+  added tolerations and the scheduler's binding of spec.nodeName.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from kube.errors import FieldError
+from kube.quantity import parse_quantity
+
+__all__ = ["validate_pod_spec", "validate_pod_spec_update"]
+
+Obj = dict[str, Any]
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_QUANTITY_MSG = "must match the regex ^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+_IMMUTABLE_MSG = ("pod updates may not change fields other than `spec.containers[*].image`,"
+                  "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
+                  "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+                  "(allow it to be set to 1 if it was previously negative)")
+
+
+def _enum(errs: list[FieldError], path: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value is not None and value not in allowed:
+        supported = ", ".join(f'"{a}"' for a in allowed)
+        errs.append(FieldError(path, f'Unsupported value: "{value}": supported values: {supported}',
+                               reason="FieldValueNotSupported"))
+
+
+def _resources(errs: list[FieldError], path: str, resources: Any) -> None:
+    if not isinstance(resources, dict):
+        return
+    parsed: dict[str, dict[str, Any]] = {}
+    for kind in ("limits", "requests"):
+        values = resources.get(kind) or {}
+        if not isinstance(values, dict):
+            continue
+        for name, q in values.items():
+            try:
+                parsed.setdefault(kind, {})[name] = parse_quantity(q)
+            except (ValueError, TypeError, ArithmeticError):
+                errs.append(FieldError(f"{path}.{kind}[{name}]", f'Invalid value: "{q}": {_QUANTITY_MSG}'))
+                continue
+            if parsed[kind][name] < 0:
+                errs.append(FieldError(f"{path}.{kind}[{name}]", f'Invalid value: "{q}": must be greater than or '
+                                       "equal to 0"))
+    for name, req in (parsed.get("requests") or {}).items():
+        limit = (parsed.get("limits") or {}).get(name)
+        if limit is not None and req > limit:
+            q = resources["requests"][name]
+            errs.append(FieldError(f"{path}.requests", f'Invalid value: "{q}": must be less than or equal to '
+                                   f"{name} limit of {resources['limits'][name]}"))
+
+
+def _container(errs: list[FieldError], path: str, c: Obj, seen: set[str]) -> None:
+    name = c.get("name")
+    if not name:
+        errs.append(FieldError(f"{path}.name", "Required value", reason="FieldValueRequired"))
+    elif not isinstance(name, str) or len(name) > 63 or not _LABEL.match(name):
+        errs.append(FieldError(f"{path}.name", f'Invalid value: "{name}": a lowercase RFC 1123 label must consist '
+                               "of lower case alphanumeric characters or '-', and must start and end with an "
+                               "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation "
+                               "is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"))
+    elif name in seen:
+        errs.append(FieldError(f"{path}.name", f'Duplicate value: "{name}"', reason="FieldValueDuplicate"))
+    if isinstance(name, str):
+        seen.add(name)
+    if not c.get("image") or (isinstance(c.get("image"), str) and not c["image"].strip()):
+        errs.append(FieldError(f"{path}.image", "Required value", reason="FieldValueRequired"))
+    _enum(errs, f"{path}.imagePullPolicy", c.get("imagePullPolicy"), ("Always", "IfNotPresent", "Never"))
+    for i, port in enumerate(c.get("ports") or []):
+        if not isinstance(port, dict):
+            continue
+        p = port.get("containerPort")
+        if not isinstance(p, int) or isinstance(p, bool) or not 1 <= p <= 65535:
+            errs.append(FieldError(f"{path}.ports[{i}].containerPort",
+                                   f"Invalid value: {p}: must be between 1 and 65535, inclusive"
+                                   if p is not None else "Required value",
+                                   reason="FieldValueInvalid" if p is not None else "FieldValueRequired"))
+        hp = port.get("hostPort")
+        if hp not in (None, 0) and (not isinstance(hp, int) or not 1 <= hp <= 65535):
+            errs.append(FieldError(f"{path}.ports[{i}].hostPort",
+                                   f"Invalid value: {hp}: must be between 1 and 65535, inclusive"))
+        _enum(errs, f"{path}.ports[{i}].protocol", port.get("protocol"), ("SCTP", "TCP", "UDP"))
+    for i, env in enumerate(c.get("env") or []):
+        if isinstance(env, dict) and not env.get("name"):
+            errs.append(FieldError(f"{path}.env[{i}].name", "Required value", reason="FieldValueRequired"))
+    _resources(errs, f"{path}.resources", c.get("resources"))
+
+
+def validate_pod_spec(spec: Obj, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or not containers:
+        errs.append(FieldError(f"{path}.containers", "Required value", reason="FieldValueRequired"))
+        containers = []
+    seen: set[str] = set()
+    for field, items in (("initContainers", spec.get("initContainers") or []), ("containers", containers)):
+        for i, c in enumerate(items if isinstance(items, list) else []):
+            if isinstance(c, dict):
+                _container(errs, f"{path}.{field}[{i}]", c, seen)
+            else:
+                errs.append(FieldError(f"{path}.{field}[{i}]", "Invalid value: must be an object"))
+    _enum(errs, f"{path}.restartPolicy", spec.get("restartPolicy"), ("Always", "OnFailure", "Never"))
+    _enum(errs, f"{path}.dnsPolicy", spec.get("dnsPolicy"), ("ClusterFirst", "ClusterFirstWithHostNet", "Default",
+                                                            "None"))
+    grace = spec.get("terminationGracePeriodSeconds")
+    if isinstance(grace, int) and grace < 0:
+        errs.append(FieldError(f"{path}.terminationGracePeriodSeconds",
+                               f"Invalid value: {grace}: must be greater than or equal to 0"))
+    return errs
+
+
+def _mutable_view(spec: Obj, old_spec: Obj) -> Obj:
+    view = copy.deepcopy(spec)
+    view.pop("activeDeadlineSeconds", None)
+    view.pop("tolerations", None)
+    if not old_spec.get("nodeName"):
+        view.pop("nodeName", None)
+    for field in ("containers", "initContainers"):
+        for c in view.get(field) or []:
+            if isinstance(c, dict):
+                c.pop("image", None)
+    return view
+
+
+def validate_pod_spec_update(new: Obj, old: Obj) -> list[FieldError]:
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    if not isinstance(new_spec, dict) or not isinstance(old_spec, dict):
+        return []
+    if _mutable_view(new_spec, old_spec) != _mutable_view(old_spec, old_spec):
+        return [FieldError("spec", f"Forbidden: {_IMMUTABLE_MSG}", reason="FieldValueForbidden")]
+    old_tol = old_spec.get("tolerations") or []
+    new_tol = new_spec.get("tolerations") or []
+    if isinstance(new_tol, list) and any(t not in new_tol for t in old_tol):
+        return [FieldError("spec.tolerations", f"Forbidden: existing toleration can not be modified except its "
+                           "tolerationSeconds", reason="FieldValueForbidden")]
+    return []
