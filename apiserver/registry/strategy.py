@@ -43,7 +43,42 @@ def validate_object_meta(obj: Obj, *, namespaced: bool, label_name: bool = False
         value = meta.get(field)
         if value is not None and (not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values())):
             errs.append(FieldError(f"metadata.{field}", "Invalid value: must be a map of string to string"))
+            continue
+        for key, v in (value or {}).items():
+            problem = qualified_name_error(str(key))
+            if problem:
+                errs.append(FieldError(f"metadata.{field}", f'Invalid value: "{key}": {problem}'))
+            if field == "labels" and (len(v) > 63 or not LABEL_VALUE.match(v)):
+                errs.append(FieldError(f"metadata.{field}", f'Invalid value: "{v}": a valid label must be an empty '
+                                       "string or consist of alphanumeric characters, '-', '_' or '.', and must start "
+                                       "and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+                                       "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+                                       "[A-Za-z0-9])?')"))
+        if field == "annotations" and value and sum(len(k) + len(v) for k, v in value.items()) > 256 * 1024:
+            errs.append(FieldError("metadata.annotations", "Too long: must have at most 262144 bytes",
+                                   reason="FieldValueTooLong"))
     return errs
+
+
+QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def qualified_name_error(key: str) -> str | None:
+    """Why `key` is not a Kubernetes qualified name (`[prefix/]name`), or None."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
+        return ("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+                "or '.', and must start and end with an alphanumeric character")
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not QUALIFIED_NAME.match(name):
+        return ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+                "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+    return None
 
 
 class Strategy:

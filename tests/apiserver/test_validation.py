@@ -69,3 +69,17 @@ def test_deployment_selector_is_immutable(c: httpx.Client, ns: str) -> None:
     created["spec"]["selector"] = {"matchLabels": {"tier": "b"}}
     refused = c.put(f"/apis/apps/v1/namespaces/{ns}/deployments/sel", json=created)
     assert causes(refused)["spec.selector"].endswith("field is immutable")
+
+
+def test_label_and_annotation_syntax(c: httpx.Client, ns: str) -> None:
+    bad = {"metadata": {"name": "labels", "labels": {"bad key!": "x", "app": "-nope-", "example.com/ok": "fine"},
+                        "annotations": {"a" * 64: "v"}}, "data": {}}
+    resp = c.post(f"/api/v1/namespaces/{ns}/configmaps", json=bad)
+    body = resp.json()
+    assert resp.status_code == 422, resp.text
+    messages = [cause["message"] for cause in body["details"]["causes"]]
+    assert any('"bad key!": name part must consist of alphanumeric' in m for m in messages)
+    assert any('"-nope-": a valid label must be an empty string' in m for m in messages)
+    assert any("name part must be no more than 63 characters" in m for m in messages)
+    ok = {"metadata": {"name": "labels", "labels": {"example.com/ok": "fine", "empty": ""}}}
+    assert c.post(f"/api/v1/namespaces/{ns}/configmaps", json=ok).status_code == 201
