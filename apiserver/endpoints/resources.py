@@ -41,6 +41,9 @@ _PATCHERS = {
 }
 
 
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+
+
 def json_response(body: Any, status_code: int = 200, *, warnings: list[str] | None = None) -> Response:
     # Header values travel as bytes; field names may be any Unicode, so send their UTF-8 as is.
     headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings).encode().decode("latin-1")} \
@@ -233,6 +236,10 @@ class ResourceHandler:
         if method == "PATCH":
             return await self.patch(request, path)
         if method == "DELETE" and path.subresource is None:
+            if path.info.plural == "namespaces" and path.name in IMMORTAL_NAMESPACES:
+                # NamespaceLifecycle: the namespaces the system itself lives in stay.
+                raise Forbidden(f'namespaces "{path.name}" is forbidden: this namespace may not be deleted',
+                                details={"name": path.name, "kind": "namespaces"})
             return json_response(await store.delete(path.namespace, path.name, await self.delete_options(request)))
         raise MethodNotAllowed("the server does not allow this method on the requested resource")
 

@@ -118,3 +118,13 @@ def test_resource_quota_holds_under_concurrent_creates(api: ApiServerHarness, c:
     assert again.status_code == 201, again.text
     cpu = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("hungry", container={"resources": {"requests": {"cpu": "2"}}}))
     assert cpu.status_code == 403 and "requests.cpu=2" in cpu.json()["message"]
+
+
+def test_system_namespaces_cannot_be_deleted_and_missing_ones_take_nothing(c: httpx.Client) -> None:
+    for name in ("default", "kube-system", "kube-public"):
+        resp = c.delete(f"/api/v1/namespaces/{name}")
+        assert resp.status_code == 403
+        assert resp.json()["message"] == f'namespaces "{name}" is forbidden: this namespace may not be deleted'
+        assert c.get(f"/api/v1/namespaces/{name}").json()["status"]["phase"] == "Active"
+    missing = c.post("/api/v1/namespaces/no-such-ns/pods", json=pod("p"))
+    assert missing.status_code == 404 and missing.json()["message"] == 'namespaces "no-such-ns" not found'
