@@ -20,6 +20,7 @@ from controllers.common.timeutil import utc_now
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
+from controllers.namespace import NamespaceController
 from controllers.replicaset import ReplicaSetController
 from controllers.serviceaccount import ServiceAccountsController
 from kube.cache import InformerFactory
@@ -34,6 +35,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
     "serviceaccount": ServiceAccountsController,
+    "namespace": NamespaceController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

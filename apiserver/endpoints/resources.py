@@ -217,8 +217,9 @@ class ResourceHandler:
             if method != "GET" or self.logs is None:
                 raise MethodNotAllowed("the server does not allow this method on the requested resource")
             return await self.logs.handle(request, str(path.namespace), path.name)
-        if path.subresource == "finalize":
-            raise NotFound(f"the server could not find the requested resource ({path.subresource})")
+        if path.subresource == "finalize" and method != "PUT":
+            raise MethodNotAllowed(f"the server does not allow this method on the requested resource "
+                                   f"({path.subresource})")
         store = self.store(path)
         if method == "GET":
             obj = await store.get(path.namespace, path.name)

@@ -303,7 +303,7 @@ class RegistryStore:
 
     def _ready_to_remove(self, obj: Obj) -> bool:
         meta = obj.get("metadata") or {}
-        if not meta.get("deletionTimestamp") or meta.get("finalizers"):
+        if not meta.get("deletionTimestamp") or meta.get("finalizers") or self.strategy.holds_deletion(obj):
             return False
         return self.info.kind != "Pod" or not meta.get("deletionGracePeriodSeconds")
 
@@ -353,7 +353,7 @@ class RegistryStore:
             if finalizer and not pending and finalizer not in (meta.get("finalizers") or []):
                 meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in
                                       _PROPAGATION_FINALIZERS.values()] + [finalizer]
-            if grace == 0 and not meta.get("finalizers"):
+            if grace == 0 and not meta.get("finalizers") and not self.strategy.holds_deletion(obj):
                 if opts.dry_run:
                     return obj
                 try:
@@ -367,6 +367,7 @@ class RegistryStore:
             if pending and (meta.get("deletionGracePeriodSeconds") or 0) == grace:
                 return obj
             meta["deletionTimestamp"] = pending if pending and grace else now_rfc3339(grace)
+            self.strategy.prepare_for_delete(obj)
             if self.info.kind == "Pod" or grace:
                 meta["deletionGracePeriodSeconds"] = grace
             if opts.dry_run:

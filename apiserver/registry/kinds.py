@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -71,6 +72,23 @@ class NamespaceStrategy(Strategy):
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return validate_object_meta(obj, namespaced=False, label_name=True)
+
+    def holds_deletion(self, obj: Obj) -> bool:
+        return bool((obj.get("spec") or {}).get("finalizers"))
+
+    def prepare_for_delete(self, obj: Obj) -> None:
+        obj.setdefault("status", {})["phase"] = "Terminating"
+
+    def prepare_for_update(self, new: Obj, old: Obj, *, subresource: str | None) -> None:
+        if subresource == "finalize":  # only spec.finalizers changes, as upstream's finalize REST
+            finalizers = (new.get("spec") or {}).get("finalizers") or []
+            new.clear()
+            new.update(copy.deepcopy(old))
+            new.setdefault("spec", {})["finalizers"] = list(finalizers)
+            return
+        super().prepare_for_update(new, old, subresource=subresource)
+        if old.get("status", {}).get("phase") == "Terminating":
+            new.setdefault("status", {})["phase"] = "Terminating"
 
 
 class NodeStrategy(Strategy):

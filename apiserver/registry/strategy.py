@@ -100,6 +100,13 @@ class Strategy:
     def default_status(self, obj: Obj) -> None:
         """Status a fresh object starts with (the main resource never sets status)."""
 
+    def holds_deletion(self, obj: Obj) -> bool:
+        """True while something besides metadata.finalizers keeps a deleted object (a namespace's spec.finalizers)."""
+        return False
+
+    def prepare_for_delete(self, obj: Obj) -> None:
+        """Changes made when the object is marked for deletion (a namespace turns Terminating)."""
+
     def prepare_for_update(self, new: Obj, old: Obj, *, subresource: str | None) -> None:
         if subresource == "binding":
             return  # the binding handler itself changes exactly spec.nodeName and the PodScheduled condition

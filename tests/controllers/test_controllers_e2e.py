@@ -19,7 +19,7 @@ import pytest_asyncio
 from controllers.deployment.util import POD_TEMPLATE_HASH_LABEL, compute_hash
 from kube.api import Deployment, Namespace, Pod, PodTemplateSpec, ReplicaSet
 from kube.client import RESTClient
-from kube.errors import NotFound
+from kube.errors import Forbidden, NotFound
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
 
@@ -418,3 +418,32 @@ async def test_every_namespace_gets_a_default_service_account(cluster: Cluster,
         return sa if sa is not None and sa.metadata.uid != first.metadata.uid else None
 
     await eventually(recreated, timeout=30, message="default ServiceAccount recreated")
+
+
+async def test_deleted_namespace_empties_then_goes(api: ApiServerHarness, manager: ControllerManagerProcess) -> None:
+    from kube.api import ConfigMap
+
+    name = f"gone-{uuid.uuid4().hex[:6]}"
+    async with api.client("admin") as client:
+        await client.create(Namespace.model_validate({"metadata": {"name": name}}))
+        for i in range(3):
+            await client.create(ConfigMap.model_validate({"metadata": {"name": f"cm{i}", "namespace": name}}))
+        await client.create(Pod.model_validate({"metadata": {"name": "p", "namespace": name},
+                                                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}))
+        await client.delete(Namespace, name)
+        marked = await client.get(Namespace, name)
+        assert marked.metadata.deletion_timestamp and marked.status.phase == "Terminating"
+        refused = await client.request("GET", f"/api/v1/namespaces/{name}")  # still readable while terminating
+        assert refused["status"]["phase"] == "Terminating"
+        with pytest.raises(Forbidden):
+            await client.create(ConfigMap.model_validate({"metadata": {"name": "late", "namespace": name}}))
+
+        async def gone() -> bool:
+            try:
+                await client.get(Namespace, name)
+            except NotFound:
+                return True
+            return False
+
+        await eventually(gone, timeout=30, message="namespace removed after its content")
+        assert not (await client.list(ConfigMap, name)).items

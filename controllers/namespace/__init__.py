@@ -1,0 +1,3 @@
+from controllers.namespace.controller import NamespaceController
+
+__all__ = ["NamespaceController"]
