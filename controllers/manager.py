@@ -20,6 +20,7 @@ from controllers.common.timeutil import utc_now
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
+from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.replicaset import ReplicaSetController
 from controllers.serviceaccount import ServiceAccountsController
@@ -36,6 +37,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "deployment": DeploymentController,
     "serviceaccount": ServiceAccountsController,
     "namespace": NamespaceController,
+    "garbagecollector": GarbageCollector,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

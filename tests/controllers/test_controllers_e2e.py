@@ -447,3 +447,45 @@ async def test_deleted_namespace_empties_then_goes(api: ApiServerHarness, manage
 
         await eventually(gone, timeout=30, message="namespace removed after its content")
         assert not (await client.list(ConfigMap, name)).items
+
+
+async def test_garbage_collector_background_orphan_and_foreground(cluster: Cluster,
+                                                                  manager: ControllerManagerProcess) -> None:
+    client, ns = cluster.client, cluster.namespace
+
+    async def pods_of(app: str) -> list[Pod]:
+        return (await client.list(Pod, ns, label_selector=f"app={app}")).items
+
+    async def gone(cls: type, name: str) -> bool:  # type: ignore[type-arg]
+        try:
+            await client.get(cls, name, ns)
+        except NotFound:
+            return True
+        return False
+
+    # Background (kubectl's default): the Deployment goes at once, its ReplicaSet and pods follow.
+    await cluster.create_deployment("bg", replicas=2)
+    await eventually(lambda: cluster.settled("bg", 2), timeout=30, message="bg settled")
+    await client.delete(Deployment, "bg", ns)
+    await eventually(lambda: _all_gone(client, ns, "bg"), timeout=30, message="ReplicaSet and pods collected")
+
+    # Orphan: the ReplicaSet and pods stay, without an owner reference to the Deployment.
+    await cluster.create_deployment("keep", replicas=1)
+    _, rs, _ = await eventually(lambda: cluster.settled("keep", 1), timeout=30, message="keep settled")
+    await client.delete(Deployment, "keep", ns, propagation_policy="Orphan")
+    await eventually(lambda: gone(Deployment, "keep"), timeout=30, message="orphaning Deployment removed")
+    kept = await client.get(ReplicaSet, rs.metadata.name or "", ns)
+    assert not kept.metadata.owner_references
+
+    # Foreground: the Deployment stays (with deletionTimestamp) until its dependents are gone.
+    await cluster.create_deployment("fg", replicas=1)
+    await eventually(lambda: cluster.settled("fg", 1), timeout=30, message="fg settled")
+    await client.delete(Deployment, "fg", ns, propagation_policy="Foreground")
+    await eventually(lambda: gone(Deployment, "fg"), timeout=30, message="foreground Deployment removed")
+    assert await _all_gone(client, ns, "fg")
+
+
+async def _all_gone(client: RESTClient, ns: str, app: str) -> bool:
+    rs = [r for r in (await client.list(ReplicaSet, ns)).items if (r.metadata.name or "").startswith(f"{app}-")]
+    pods = [p for p in (await client.list(Pod, ns, label_selector=f"app={app}")).items]
+    return not rs and not pods

@@ -1,0 +1,3 @@
+from controllers.garbagecollector.controller import GarbageCollector
+
+__all__ = ["GarbageCollector"]
