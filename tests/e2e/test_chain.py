@@ -99,6 +99,17 @@ async def test_apply_to_running_pods_and_controller_restart(cluster: Any, tmp_pa
         # And it stays at exactly five: no late duplicates from a replayed create.
         assert len(active((await client.list(Pod, "default", label_selector="app=web")).items)) == 5
 
+        # Deleting the Deployment takes its ReplicaSet and pods with it (garbage collector, then
+        # each pod's kubelet finishing the graceful delete).
+        out = cluster.pkctl("delete", "deployment", "web")
+        assert out.returncode == 0 and 'deployment.apps "web" deleted' in out.stdout, out.stderr
+
+        async def all_gone() -> bool:
+            pods = (await client.list(Pod, "default", label_selector="app=web")).items
+            return not pods and not (await client.list(ReplicaSet, "default")).items
+
+        await eventually(all_gone, timeout=60, message="ReplicaSet and pods collected")
+
 
 def test_status_reports_every_component(cluster: Any) -> None:
     status = cluster.status()
