@@ -24,13 +24,19 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
     parser.add_argument("--concurrent-replicaset-syncs", type=int, default=5,
                         help="ReplicaSets reconciled at once (default 5)")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    parser.add_argument("--node-monitor-grace-period", type=float, default=40.0,
+                        help="seconds a node may go without renewing its Lease before it is Unknown (default 40)")
+    parser.add_argument("--node-monitor-period", type=float, default=5.0,
+                        help="seconds between checks of every node's health (default 5)")
     args = parser.parse_args(argv)
     if args.concurrent_deployment_syncs < 1 or args.concurrent_replicaset_syncs < 1:
         parser.error("--concurrent-*-syncs must be at least 1")
     return ControllerManagerConfig(kubeconfig=args.kubeconfig,
                                    concurrent_deployment_syncs=args.concurrent_deployment_syncs,
                                    concurrent_replicaset_syncs=args.concurrent_replicaset_syncs,
-                                   log_level=args.log_level)
+                                   log_level=args.log_level,
+                                   node_monitor_grace_period=args.node_monitor_grace_period,
+                                   node_monitor_period=args.node_monitor_period)
 
 
 async def _run_until_signalled(config: ControllerManagerConfig) -> None:

@@ -15,3 +15,7 @@ class ControllerManagerConfig:
     concurrent_deployment_syncs: int = 5
     concurrent_replicaset_syncs: int = 5
     log_level: str = "INFO"
+    node_monitor_grace_period: float = 40.0
+    """Seconds without a Lease renewal before a node is Unknown and tainted unreachable."""
+    node_monitor_period: float = 5.0
+    """Seconds between two looks at every node."""

@@ -22,6 +22,7 @@ from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
 from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
+from controllers.nodelifecycle import NodeLifecycleController
 from controllers.replicaset import ReplicaSetController
 from controllers.serviceaccount import ServiceAccountsController
 from kube.cache import InformerFactory
@@ -38,6 +39,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "serviceaccount": ServiceAccountsController,
     "namespace": NamespaceController,
     "garbagecollector": GarbageCollector,
+    "nodelifecycle": NodeLifecycleController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

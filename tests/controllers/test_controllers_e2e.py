@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from controllers.deployment.util import POD_TEMPLATE_HASH_LABEL, compute_hash
-from kube.api import Deployment, Namespace, Pod, PodTemplateSpec, ReplicaSet
+from kube.api import Deployment, Namespace, Node, Pod, PodTemplateSpec, ReplicaSet
 from kube.client import RESTClient
 from kube.errors import Forbidden, NotFound
 from kube.testing.apiserver import ApiServerHarness
@@ -32,10 +32,11 @@ class ControllerManagerProcess:
     def __init__(self, api: ApiServerHarness, log_path: Path) -> None:
         self.api, self.log_path = api, log_path
         self.proc: subprocess.Popen[bytes] | None = None
+        self.extra_args: list[str] = []
 
     def start(self) -> None:
         argv = [sys.executable, "-m", "controllers", "--kubeconfig", str(self.api.kubeconfig("controller-manager")),
-                "--log-level", "DEBUG"]
+                "--log-level", "DEBUG", *self.extra_args]
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -489,3 +490,54 @@ async def _all_gone(client: RESTClient, ns: str, app: str) -> bool:
     rs = [r for r in (await client.list(ReplicaSet, ns)).items if (r.metadata.name or "").startswith(f"{app}-")]
     pods = [p for p in (await client.list(Pod, ns, label_selector=f"app={app}")).items]
     return not rs and not pods
+
+
+async def test_silent_node_goes_unknown_tainted_and_loses_intolerant_pods(api: ApiServerHarness,
+                                                                        tmp_path: Path) -> None:
+    from kube.api import Lease
+
+    proc = ControllerManagerProcess(api, tmp_path / "cm.log")
+    proc.extra_args = ["--node-monitor-grace-period", "2", "--node-monitor-period", "0.5"]
+    proc.start()
+    node = f"silent-{uuid.uuid4().hex[:6]}"
+    ns = f"nl-{uuid.uuid4().hex[:6]}"
+    try:
+        async with api.client("admin") as client:
+            await client.create(Namespace.model_validate({"metadata": {"name": ns}}))
+            await client.create(Node.model_validate({"metadata": {"name": node}}))
+            await client.patch(Node, node, {"status": {"conditions": [
+                {"type": "Ready", "status": "True", "reason": "KubeletReady"}]}}, subresource="status")
+            await client.create(Lease.model_validate({"metadata": {"name": node, "namespace": "kube-node-lease"},
+                                                      "spec": {"holderIdentity": node, "leaseDurationSeconds": 40,
+                                                               "renewTime": "2026-01-01T00:00:00.000000Z"}}))
+            base = {"spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}]}}
+            # Admission gives every pod 300 s; this one asks for 1 s, the other tolerates forever.
+            brief = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+                     "tolerationSeconds": 1}
+            await client.create(Pod.model_validate({**base, "metadata": {"name": "intolerant", "namespace": ns},
+                                                    "spec": {**base["spec"], "tolerations": [brief]}}))
+            tolerant = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}
+            await client.create(Pod.model_validate({**base, "metadata": {"name": "tolerant", "namespace": ns},
+                                                    "spec": {**base["spec"], "tolerations": [tolerant]}}))
+
+            async def unknown_and_tainted() -> Node | None:
+                n = await client.get(Node, node)
+                ready = n.status.condition("Ready")
+                tainted = any(t.key == "node.kubernetes.io/unreachable" and t.effect == "NoExecute"
+                              for t in n.spec.taints or [])
+                return n if ready and ready.status == "Unknown" and tainted else None
+
+            n = await eventually(unknown_and_tainted, timeout=30, message="node Unknown and tainted unreachable")
+            assert n.status.condition("Ready").reason == "NodeStatusUnknown"  # type: ignore[union-attr]
+
+            async def evicted() -> bool:
+                p = await client.get(Pod, "intolerant", ns)
+                return p.metadata.deletion_timestamp is not None
+
+            await eventually(evicted, timeout=30, message="intolerant pod evicted")
+            kept = await client.get(Pod, "tolerant", ns)
+            assert kept.metadata.deletion_timestamp is None
+            assert kept.status.condition("Ready") and kept.status.condition("Ready").status == "False"  # type: ignore[union-attr]
+            await client.delete(Node, node)
+    finally:
+        proc.stop()

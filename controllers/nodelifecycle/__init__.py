@@ -1,0 +1,3 @@
+from controllers.nodelifecycle.controller import NodeLifecycleController
+
+__all__ = ["NodeLifecycleController"]
