@@ -19,3 +19,8 @@ class ControllerManagerConfig:
     """Seconds without a Lease renewal before a node is Unknown and tainted unreachable."""
     node_monitor_period: float = 5.0
     """Seconds between two looks at every node."""
+    leader_elect: bool = False
+    """Act only while holding the Lease kube-system/kube-controller-manager."""
+    leader_elect_lease_duration: float = 15.0
+    leader_elect_renew_deadline: float = 10.0
+    leader_elect_retry_period: float = 2.0

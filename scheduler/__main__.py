@@ -11,9 +11,12 @@ import argparse
 import asyncio
 import logging
 import signal
+import socket
 import sys
+import uuid
 
 from kube.client import KubeconfigError, RESTClient, load_kubeconfig
+from kube.leaderelection import LeaderElector, LeadershipLost
 from kube.log import setup_logging
 from scheduler.config import DEFAULT_SCHEDULER_NAME, FIELD_MANAGER, USER_AGENT, SchedulerConfig
 from scheduler.scheduler import Scheduler
@@ -33,11 +36,19 @@ def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
     p.add_argument("--pod-initial-backoff-seconds", type=float, default=1.0)
     p.add_argument("--pod-max-backoff-seconds", type=float, default=10.0)
     p.add_argument("--parallel-binds", type=int, default=16)
+    p.add_argument("--leader-elect", action="store_true",
+                   help="schedule only while holding the kube-system/kube-scheduler Lease")
+    p.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
+    p.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
+    p.add_argument("--leader-elect-retry-period", type=float, default=2.0)
     a = p.parse_args(argv)
+    election = None if not a.leader_elect else \
+        (a.leader_elect_lease_duration, a.leader_elect_renew_deadline, a.leader_elect_retry_period)
     return SchedulerConfig(kubeconfig=a.kubeconfig, scheduler_name=a.scheduler_name, log_level=a.log_level,
                            percentage_of_nodes_to_score=a.percentage_of_nodes_to_score,
                            pod_initial_backoff_seconds=a.pod_initial_backoff_seconds,
-                           pod_max_backoff_seconds=a.pod_max_backoff_seconds, parallel_binds=a.parallel_binds)
+                           pod_max_backoff_seconds=a.pod_max_backoff_seconds, parallel_binds=a.parallel_binds,
+                           leader_election=election)
 
 
 async def run(config: SchedulerConfig) -> None:
@@ -50,7 +61,14 @@ async def run(config: SchedulerConfig) -> None:
         loop.add_signal_handler(sig, task.cancel)
     async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
         try:
-            await Scheduler(config, client).run()
+            if config.leader_election is None:
+                await Scheduler(config, client).run()
+                return
+            duration, deadline, retry = config.leader_election
+            elector = LeaderElector(client, namespace="kube-system", name="kube-scheduler",
+                                    identity=f"{socket.gethostname()}_{uuid.uuid4()}", lease_duration=duration,
+                                    renew_deadline=deadline, retry_period=retry)
+            await elector.run(lambda: Scheduler(config, client).run())
         except asyncio.CancelledError:
             logger.info("Shutting down")
 
@@ -62,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(run(config))
     except KubeconfigError as e:
         logger.error("Cannot load kubeconfig", extra={"error": str(e)})
+        return 1
+    except LeadershipLost as e:
+        logger.error("Leadership lost, exiting", extra={"error": str(e)})
         return 1
     return 0
 

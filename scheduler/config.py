@@ -24,3 +24,5 @@ class SchedulerConfig:
     parallel_binds: int = 16
     """Bindings in flight at once; more pods keep being scheduled (and assumed) meanwhile."""
     parallel_status_updates: int = 4
+    leader_election: tuple[float, float, float] | None = None
+    """With --leader-elect: (lease duration, renew deadline, retry period) of kube-system/kube-scheduler."""

@@ -541,3 +541,45 @@ async def test_silent_node_goes_unknown_tainted_and_loses_intolerant_pods(api: A
             await client.delete(Node, node)
     finally:
         proc.stop()
+
+
+async def test_leader_election_one_acts_and_the_standby_takes_over(api: ApiServerHarness, tmp_path: Path) -> None:
+    from kube.api import Lease
+
+    flags = ["--leader-elect", "--leader-elect-lease-duration", "3", "--leader-elect-renew-deadline", "2",
+             "--leader-elect-retry-period", "0.5"]
+    procs = [ControllerManagerProcess(api, tmp_path / f"cm{i}.log") for i in range(2)]
+    for p in procs:
+        p.extra_args = flags
+        p.start()
+    try:
+        async with api.client("admin") as client:
+            async def holder() -> str | None:
+                try:
+                    lease = await client.get(Lease, "kube-controller-manager", "kube-system")
+                except NotFound:
+                    return None
+                return lease.spec.holder_identity or None
+
+            first = await eventually(holder, timeout=30, message="a leader holds the lease")
+            logs = [p.log() for p in procs]
+            await eventually(lambda: _async_value(sum("Became leader" in p.log() for p in procs) == 1),
+                             timeout=10, message="exactly one became leader")
+            leader = next(p for p in procs if "Became leader" in p.log())
+            standby = next(p for p in procs if p is not leader)
+            assert "Became leader" not in standby.log(), logs
+            leader.kill()
+
+            async def taken_over() -> str | None:
+                h = await holder()
+                return h if h and h != first else None
+
+            await eventually(taken_over, timeout=30, message="the standby took the lease over")
+            assert "Became leader" in standby.log()
+    finally:
+        for p in procs:
+            p.stop()
+
+
+async def _async_value(value: bool) -> bool:
+    return value

@@ -230,3 +230,31 @@ async def test_survives_sigkill_and_api_server_restart(api: ApiServerHarness, cl
     third = await eventually(lambda: cluster.bound(6), timeout=60, message="bound after API server restart")
     assert Counter(third.values()) == {a: 3, b: 3}
     assert scheduler.stop() == 0  # SIGTERM is a clean shutdown
+
+
+async def test_leader_elected_scheduler_holds_and_releases_its_lease(api: ApiServerHarness, tmp_path: Path) -> None:
+    from kube.api import Lease
+
+    argv = [sys.executable, "-m", "scheduler", "--kubeconfig", str(api.kubeconfig("scheduler")), "--leader-elect",
+            "--leader-elect-retry-period", "0.5"]
+    log = tmp_path / "scheduler.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        async with api.client("admin") as client:
+            async def held() -> str | None:
+                try:
+                    return (await client.get(Lease, "kube-scheduler", "kube-system")).spec.holder_identity or None
+                except NotFound:
+                    return None
+
+            await eventually(held, timeout=30, message="the scheduler holds kube-system/kube-scheduler")
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0, log.read_text()
+        async with api.client("admin") as client:
+            lease = await client.get(Lease, "kube-scheduler", "kube-system")
+            assert not lease.spec.holder_identity  # released on SIGTERM, so a standby need not wait
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
