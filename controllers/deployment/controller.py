@@ -23,6 +23,7 @@ Deployment through the controllerRef; orphans to every Deployment selecting them
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -75,6 +76,7 @@ from kube.api import (
     ReplicaSetSpec,
 )
 from kube.cache import EventHandler
+from kube.events import EVENT_NORMAL, EventRecorder
 from kube.controller import Request, Result, TerminalError, run_workers
 from kube.errors import AlreadyExists, NotFound
 from kube.selectors import LabelSelector
@@ -107,6 +109,7 @@ class DeploymentController:
 
     def __init__(self, ctx: ControllerContext) -> None:
         self.client = ctx.client
+        self.recorder = EventRecorder(ctx.client, component="deployment-controller", clock=ctx.clock)
         self.now = ctx.now
         self.workers = ctx.config.concurrent_deployment_syncs
         self.queue: WorkQueue[str] = WorkQueue(name=self.name, clock=ctx.clock)
@@ -124,7 +127,9 @@ class DeploymentController:
     async def run(self) -> None:
         logger.info("Starting controller", extra={"controller": self.name, "workers": self.workers})
         try:
-            await run_workers(self.name, self.queue, self.reconcile, self.workers)
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self.recorder.run())
+                tg.create_task(run_workers(self.name, self.queue, self.reconcile, self.workers))
         finally:
             await self.queue.shut_down()
 
@@ -247,6 +252,9 @@ class DeploymentController:
         name = wanted.metadata.name or ""
         try:
             created = await self.client.create(wanted)
+            if created.spec.replicas:
+                self.recorder.event(d, EVENT_NORMAL, "ScalingReplicaSet",
+                                    f"Scaled up replica set {name} from 0 to {created.spec.replicas}")
         except AlreadyExists:
             existing = await self.client.get(ReplicaSet, name, d.metadata.namespace)
             if is_controlled_by(existing, d) and equal_ignore_hash(existing.spec.template, d.spec.template):
@@ -294,8 +302,13 @@ class DeploymentController:
                 return rs
             logger.info("Scaling ReplicaSet", extra={"deployment": d.key, "replicaset": rs.key,
                                                      "from": rs.spec.replicas, "to": want})
-            return await self._patch_replicaset(rs, {"metadata": {"annotations": annotations},
-                                                     "spec": {"replicas": want}})
+            scaled = await self._patch_replicaset(rs, {"metadata": {"annotations": annotations},
+                                                       "spec": {"replicas": want}})
+            direction = "up" if want > (rs.spec.replicas or 0) else "down"
+            self.recorder.event(d, EVENT_NORMAL, "ScalingReplicaSet",
+                                f"Scaled {direction} replica set {rs.metadata.name} from {rs.spec.replicas or 0} "
+                                f"to {want}")
+            return scaled
 
         return await apply(new_rs), [await apply(rs) for rs in old]
 

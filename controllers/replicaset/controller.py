@@ -22,6 +22,7 @@ holds every pod the previous process created, so a SIGKILL never leads to extra 
 from __future__ import annotations
 
 import functools
+import asyncio
 import logging
 
 from controllers.common import (
@@ -44,8 +45,9 @@ from controllers.replicaset.pod_control import may_have_been_created, pod_from_t
 from controllers.replicaset.status import calculate_status, status_changed
 from kube.api import Pod, ReplicaSet
 from kube.cache import EventHandler
+from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.controller import Request, Result, TerminalError, run_workers
-from kube.errors import NotFound
+from kube.errors import ApiError, NotFound
 from kube.selectors import LabelSelector
 from kube.workqueue import WorkQueue
 
@@ -69,6 +71,7 @@ class ReplicaSetController:
 
     def __init__(self, ctx: ControllerContext) -> None:
         self.client = ctx.client
+        self.recorder = EventRecorder(ctx.client, component="replicaset-controller", clock=ctx.clock)
         self.now = ctx.now
         self.workers = ctx.config.concurrent_replicaset_syncs
         self.queue: WorkQueue[str] = WorkQueue(name=self.name, clock=ctx.clock)
@@ -85,7 +88,9 @@ class ReplicaSetController:
     async def run(self) -> None:
         logger.info("Starting controller", extra={"controller": self.name, "workers": self.workers})
         try:
-            await run_workers(self.name, self.queue, self.reconcile, self.workers)
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self.recorder.run())
+                tg.create_task(run_workers(self.name, self.queue, self.reconcile, self.workers))
         finally:
             await self.queue.shut_down()
 
@@ -212,18 +217,23 @@ class ReplicaSetController:
             raise failures[0]
 
     async def _create_pod(self, rs: ReplicaSet) -> None:
-        pod = await self.client.create(pod_from_template(rs))
+        try:
+            pod = await self.client.create(pod_from_template(rs))
+        except ApiError as e:
+            self.recorder.event(rs, EVENT_WARNING, "FailedCreate", f"Error creating: {e.message}")
+            raise
         logger.debug("Created pod", extra={"replicaset": rs.key, "pod": pod.metadata.name})
+        self.recorder.event(rs, EVENT_NORMAL, "SuccessfulCreate", f"Created pod: {pod.metadata.name}")
 
     async def _delete_pods(self, rs: ReplicaSet, victims: list[Pod]) -> None:
         key = rs.key
         self.expectations.expect_deletions(key, [p.key for p in victims])
         logger.info("Deleting pods", extra={"replicaset": key, "count": len(victims)})
-        failures = await gather_failures([functools.partial(self._delete_pod, key, p) for p in victims])
+        failures = await gather_failures([functools.partial(self._delete_pod, key, p, rs) for p in victims])
         if failures:
             raise failures[0]
 
-    async def _delete_pod(self, key: str, pod: Pod) -> None:
+    async def _delete_pod(self, key: str, pod: Pod, rs: ReplicaSet | None = None) -> None:
         try:
             await self.client.delete(Pod, pod.metadata.name or "", pod.metadata.namespace, uid=pod.metadata.uid)
         except NotFound:
@@ -233,6 +243,8 @@ class ReplicaSetController:
             self.expectations.deletion_observed(key, pod.key)  # this call will cause no delete event
             raise
         logger.debug("Deleted pod", extra={"replicaset": key, "pod": pod.metadata.name})
+        if rs is not None:
+            self.recorder.event(rs, EVENT_NORMAL, "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
 
     async def _sync_status(self, rs: ReplicaSet, pods: list[Pod]) -> tuple[int, int]:
         """Write status if it changed; return (readyReplicas, availableReplicas)."""

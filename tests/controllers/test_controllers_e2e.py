@@ -583,3 +583,22 @@ async def test_leader_election_one_acts_and_the_standby_takes_over(api: ApiServe
 
 async def _async_value(value: bool) -> bool:
     return value
+
+
+async def test_controllers_record_events(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+    from kube.api import Event
+
+    await cluster.create_deployment("ev", replicas=2)
+    await eventually(lambda: cluster.settled("ev", 2), timeout=30, message="ev settled")
+
+    async def reasons() -> set[str] | None:
+        events = (await cluster.client.list(Event, cluster.namespace)).items
+        got = {str(getattr(e, "reason", None) or e.to_dict().get("reason")) for e in events}
+        return got if {"ScalingReplicaSet", "SuccessfulCreate"} <= got else None
+
+    await eventually(reasons, timeout=30, message="ScalingReplicaSet and SuccessfulCreate events")
+    events = (await cluster.client.list(Event, cluster.namespace)).items
+    scaling = next(e.to_dict() for e in events if e.to_dict().get("reason") == "ScalingReplicaSet")
+    assert scaling["involvedObject"]["kind"] == "Deployment" and scaling["involvedObject"]["name"] == "ev"
+    assert scaling["message"].startswith("Scaled up replica set ev-") and scaling["message"].endswith("from 0 to 2")
+    assert scaling["source"]["component"] == "deployment-controller"
