@@ -23,7 +23,7 @@ from typing import Any
 from kube.api import Lease
 from kube.client import RESTClient
 from kube.clock import Clock, RealClock, now_micro_time
-from kube.errors import AlreadyExists, ApiError, Conflict, NotFound
+from kube.errors import AlreadyExists, Conflict, NotFound
 
 __all__ = ["LeaderElector", "LeadershipLost"]
 
@@ -89,9 +89,7 @@ class LeaderElector:
             try:
                 if await self.try_acquire_or_renew():
                     break
-            except (ApiError, OSError, Exception) as e:
-                if isinstance(e, asyncio.CancelledError):
-                    raise
+            except Exception as e:  # an unreachable API server: keep trying
                 logger.debug("Acquiring the lease failed", extra={"error": repr(e)})
             await self.clock.sleep(self.retry_period)
         logger.info("Became leader", extra={"lease": f"{self.namespace}/{self.name}", "identity": self.identity})

@@ -16,9 +16,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
+import yaml
+
+from kube.api import Pod
 from kube.client import RESTClient
 from kube.client.config import ClientConfig
-from kube.errors import NotFound
+from kube.errors import ApiError, NotFound
 from kube.resources import ResourceInfo, resolve_resource, resource_for_kind
 from kubectl.manifests import Manifest, read_manifests
 from kubectl.merge import three_way_merge_patch
@@ -143,10 +146,7 @@ async def run_apply(ctx: Context, args: argparse.Namespace) -> int:
         for m in manifests:
             try:
                 _emit(await _apply_one(client, ctx, m, args.dry_run) + "\n")
-            except Exception as e:
-                from kube.errors import ApiError
-                if not isinstance(e, ApiError):
-                    raise
+            except ApiError as e:
                 failed += 1
                 name = (m.body.get("metadata") or {}).get("name", "")
                 print(f'Error from server ({e.reason}): error when applying "{m.source}" (line {m.line}, '
@@ -168,10 +168,7 @@ async def run_create(ctx: Context, args: argparse.Namespace) -> int:
             ns = _namespace_of(ctx, info, body, m.source)
             try:
                 created = await client.create_raw(info, body, ns, dry_run=args.dry_run == "server")
-            except Exception as e:
-                from kube.errors import ApiError
-                if not isinstance(e, ApiError):
-                    raise
+            except ApiError as e:
                 failed += 1
                 print(f'Error from server ({e.reason}): error when creating "{m.source}": {e.message}',
                       file=sys.stderr)
@@ -338,7 +335,6 @@ def _add_logs_args(p: argparse.ArgumentParser) -> None:
 
 async def run_logs(ctx: Context, args: argparse.Namespace) -> int:
     name = args.pod.split("/", 1)[1] if args.pod.startswith(("pod/", "pods/", "po/")) else args.pod
-    from kube.api import Pod
     params: dict[str, Any] = {"container": args.container_flag or args.container,
                               "follow": "true" if args.follow else None,
                               "previous": "true" if args.previous else None,
@@ -351,12 +347,8 @@ async def run_logs(ctx: Context, args: argparse.Namespace) -> int:
         if not args.follow:
             _emit(str(await client.request("GET", path, params=params)))
             return 0
-        async with client._http.stream("GET", path, params=params, timeout=None) as resp:
-            if resp.status_code >= 400:
-                await resp.aread()
-                raise client._error(resp)
-            async for chunk in resp.aiter_text():
-                _emit(chunk)
+        async for chunk in client.stream_text(path, params=params):
+            _emit(chunk)
     return 0
 
 
@@ -377,7 +369,7 @@ async def run_version(ctx: Context, args: argparse.Namespace) -> int:
         if server_info is not None:
             doc["serverVersion"] = server_info
         _emit(json.dumps(doc, indent=2) + "\n" if args.output == "json" else
-              __import__("yaml").safe_dump(doc, default_flow_style=False))
+              yaml.safe_dump(doc, default_flow_style=False))
         return 0
     _emit(f"Client Version: {CLIENT_VERSION}\n")
     if server_info is not None:

@@ -15,7 +15,6 @@ writer (the node lifecycle controller setting taints) is never overwritten.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import platform
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from kube.api import Lease, Node
 from kube.client import RESTClient
 from kube.clock import Clock, RealClock, now_micro_time, now_rfc3339
-from kube.errors import AlreadyExists, ApiError, Conflict, NotFound
+from kube.errors import AlreadyExists, Conflict, NotFound
 from kubelet.config import NODE_LEASE_NAMESPACE, KubeletConfig
 
 __all__ = ["NodeStatusManager", "KUBELET_VERSION"]
@@ -103,9 +102,7 @@ class NodeStatusManager:
                     logger.info("Node already registered, status refreshed", extra={"node": self.config.node_name})
                 self._node_uid = node.metadata.uid
                 return
-            except (ApiError, OSError, Exception) as e:  # the API server may not be up yet
-                if isinstance(e, asyncio.CancelledError):
-                    raise
+            except Exception as e:  # the API server may not be up yet: keep trying
                 logger.warning("Registering node failed, will retry", extra={"error": repr(e)})
                 await self.clock.sleep(delay)
                 delay = min(delay * 2, 5.0)

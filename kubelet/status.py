@@ -14,7 +14,7 @@ The result is a plain dict in wire form, ready for a merge patch of pods/status.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -42,7 +42,6 @@ class ContainerView:
     waiting_reason: str | None = None
     waiting_message: str | None = None
     restart_count: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _state(info: ContainerInfo | None, runtime: str, waiting: tuple[str | None, str | None]) -> dict[str, Any]:

@@ -143,6 +143,6 @@ def validate_pod_spec_update(new: Obj, old: Obj) -> list[FieldError]:
     old_tol = old_spec.get("tolerations") or []
     new_tol = new_spec.get("tolerations") or []
     if isinstance(new_tol, list) and any(t not in new_tol for t in old_tol):
-        return [FieldError("spec.tolerations", f"Forbidden: existing toleration can not be modified except its "
+        return [FieldError("spec.tolerations", "Forbidden: existing toleration can not be modified except its "
                            "tolerationSeconds", reason="FieldValueForbidden")]
     return []

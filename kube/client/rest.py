@@ -107,6 +107,15 @@ class RESTClient:
             return resp.json()
         return resp.text
 
+    async def stream_text(self, path: str, *, params: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
+        """GET `path` and yield the body as it arrives (pods/log with follow=true); ApiError on failure."""
+        async with self._http.stream("GET", path, params=_clean(params or {}), timeout=None) as resp:
+            if resp.status_code >= 400:
+                await resp.aread()
+                raise self._error(resp)
+            async for chunk in resp.aiter_text():
+                yield chunk
+
     @staticmethod
     def _error(resp: httpx.Response) -> ApiError:
         try:
