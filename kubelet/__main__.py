@@ -13,6 +13,7 @@ import signal
 import sys
 
 from kube.client import KubeconfigError, RESTClient, load_kubeconfig
+from kube.cluster.config import parse_capacity
 from kube.log import setup_logging
 from kubelet.config import FIELD_MANAGER, USER_AGENT, KubeletConfig
 from kubelet.cri.interface import RuntimeService
@@ -28,14 +29,11 @@ class ConfigError(Exception):
     """A flag's value cannot be used."""
 
 
-def parse_capacity(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise ConfigError(f"--node-capacity: {item!r} is not NAME=QUANTITY")
-        out[name.strip()] = value.strip()
-    return out
+def _capacity(text: str) -> dict[str, str]:
+    try:
+        return parse_capacity(text)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def parse_args(argv: list[str] | None = None) -> KubeletConfig:
@@ -60,7 +58,7 @@ def parse_args(argv: list[str] | None = None) -> KubeletConfig:
     if a.runtime == "cri":
         raise ConfigError("--runtime cri: the CRI runtime is not available yet; use --runtime simulated")
     return KubeletConfig(node_name=a.node_name, kubeconfig=a.kubeconfig, runtime=a.runtime,
-                         capacity=parse_capacity(a.node_capacity), pod_cidr=a.pod_cidr,
+                         capacity=_capacity(a.node_capacity), pod_cidr=a.pod_cidr,
                          pod_start_delay=a.pod_start_delay, address=a.address, port=a.port,
                          tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,
                          client_ca_file=a.client_ca_file, node_status_update_frequency=a.node_status_update_frequency,

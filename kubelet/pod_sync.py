@@ -51,6 +51,16 @@ def _sandbox_config(pod: Pod, attempt: int) -> PodSandboxConfig:
                             hostname=str(meta.name), labels=labels)
 
 
+def _instances(containers: list[ContainerInfo], name: str) -> list[ContainerInfo]:
+    """The runtime instances of spec container `name`, oldest attempt first."""
+    return sorted((c for c in containers if c.labels.get(CONTAINER_NAME_LABEL) == name), key=lambda c: c.attempt)
+
+
+def _view(name: str, image: str, mine: list[ContainerInfo]) -> ContainerView:
+    return ContainerView(name, image, mine[-1] if mine else None, mine[-2] if len(mine) > 1 else None,
+                         restart_count=mine[-1].attempt if mine else 0)
+
+
 class PodSyncer:
     """Drives one runtime for every pod of the node; holds only back-off bookkeeping."""
 
@@ -87,10 +97,7 @@ class PodSyncer:
         retry: float | None = None
         now = time.time()
         for spec in pod.spec.containers:
-            mine = sorted((c for c in instances if c.labels.get(CONTAINER_NAME_LABEL) == spec.name),
-                          key=lambda c: c.attempt)
-            view = ContainerView(spec.name, spec.image or "", mine[-1] if mine else None,
-                                 mine[-2] if len(mine) > 1 else None, restart_count=mine[-1].attempt if mine else 0)
+            view = _view(spec.name, spec.image or "", _instances(instances, spec.name))
             views.append(view)
             cur = view.current
             if cur is not None and cur.state in (ContainerState.RUNNING, ContainerState.CREATED):
@@ -112,10 +119,9 @@ class PodSyncer:
             if wait is not None:
                 retry = wait if retry is None else min(retry, wait)
         # Re-read so the status shows what just started.
-        fresh = {c.id: c for c in await self.runtime.list_containers(pod_sandbox_id=sandbox.id)}
+        fresh = await self.runtime.list_containers(pod_sandbox_id=sandbox.id)
         for view in views:
-            mine = sorted((c for c in fresh.values() if c.labels.get(CONTAINER_NAME_LABEL) == view.name),
-                          key=lambda c: c.attempt)
+            mine = _instances(fresh, view.name)
             if mine:
                 view.current, view.previous = mine[-1], (mine[-2] if len(mine) > 1 else None)
                 view.restart_count = mine[-1].attempt
@@ -123,9 +129,7 @@ class PodSyncer:
                     view.waiting_reason = view.waiting_reason if view.current.state == ContainerState.CREATED \
                         else None
         for view in views:  # keep at most the newest two instances of each container (for lastState)
-            mine = sorted((c for c in fresh.values() if c.labels.get(CONTAINER_NAME_LABEL) == view.name),
-                          key=lambda c: c.attempt)
-            for stale in mine[:-2]:
+            for stale in _instances(fresh, view.name)[:-2]:
                 await self.runtime.remove_container(stale.id)
         return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry)
 
@@ -176,14 +180,7 @@ class PodSyncer:
         instances: list[ContainerInfo] = []
         for sb in await self.sandboxes_of(str(pod.metadata.uid)):
             instances.extend(await self.runtime.list_containers(pod_sandbox_id=sb.id))
-        views = []
-        for spec in pod.spec.containers:
-            mine = sorted((c for c in instances if c.labels.get(CONTAINER_NAME_LABEL) == spec.name),
-                          key=lambda c: c.attempt)
-            views.append(ContainerView(spec.name, spec.image or "", mine[-1] if mine else None,
-                                       mine[-2] if len(mine) > 1 else None,
-                                       restart_count=mine[-1].attempt if mine else 0))
-        return views
+        return [_view(spec.name, spec.image or "", _instances(instances, spec.name)) for spec in pod.spec.containers]
 
     async def kill(self, pod: Pod, *, grace: float, reason: str | None = "Killing") -> None:
         """Stop every container (with `grace` seconds each), then stop and remove the sandboxes."""

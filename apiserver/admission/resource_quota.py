@@ -22,6 +22,7 @@ from typing import Any, AsyncIterator, Mapping
 
 from kube.errors import Forbidden
 from kube.quantity import format_bytes, parse_quantity
+from apiserver.admission.pod_defaults import CACHED
 from apiserver.registry.generic import ListOptions, RegistryStore
 
 __all__ = ["QuotaAdmission", "pod_usage"]
@@ -92,7 +93,9 @@ class QuotaAdmission:
     @contextlib.asynccontextmanager
     async def admit(self, namespace: str, name: str, pod: Obj) -> AsyncIterator[None]:
         """Check `pod` against the namespace's quotas; hold the namespace until the body is done."""
-        quotas = (await self.stores["resourcequotas"].list(namespace, ListOptions())).get("items") or []
+        # The quotas themselves come from the watch cache (no etcd read for the common no-quota case);
+        # the pods they count are read from etcd under the lock, so concurrent creates are exact.
+        quotas = (await self.stores["resourcequotas"].list(namespace, CACHED)).get("items") or []
         hards = [(q, (q.get("spec") or {}).get("hard") or {}) for q in quotas]
         hards = [(q, h) for q, h in hards if any(r in h for r in _TRACKED)]
         if not hards:

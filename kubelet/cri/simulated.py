@@ -30,7 +30,7 @@ import logging
 import secrets
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kube.clock import Clock, RealClock
 from kubelet.cri._script import Program, interpret
@@ -302,5 +302,3 @@ class SimulatedRuntime:
 def _matches(have: Mapping[str, str], want: Mapping[str, str] | None) -> bool:
     return not want or all(have.get(k) == v for k, v in want.items())
 
-
-_ = replace  # dataclasses.replace is re-exported for callers that tweak frozen configs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import uuid
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -15,10 +15,8 @@ from kube.testing.apiserver import ApiServerHarness
 
 
 @pytest.fixture
-def c(api: ApiServerHarness) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=api.server, verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
-                      headers={"Authorization": f"Bearer {api.token('admin')}"}, timeout=30) as client:
-        yield client
+def c(admin_http: httpx.Client) -> httpx.Client:
+    return admin_http
 
 
 @pytest.fixture

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import copy
 import re
-import ssl
 import uuid
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kube.testing.apiserver import ApiServerHarness
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -63,10 +61,8 @@ def mutate(base: dict[str, Any], path: tuple[Any, ...], value: Any, delete: bool
 
 
 @pytest.fixture(scope="module")
-def c(api: ApiServerHarness) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=api.server, verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
-                      headers={"Authorization": f"Bearer {api.token('admin')}"}, timeout=30) as client:
-        yield client
+def c(admin_http: httpx.Client) -> httpx.Client:
+    return admin_http
 
 
 @pytest.fixture(scope="module")

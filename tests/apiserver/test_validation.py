@@ -3,21 +3,17 @@ immutable fields refused on update; nothing invalid is stored."""
 
 from __future__ import annotations
 
-import ssl
 import uuid
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
 
-from kube.testing.apiserver import ApiServerHarness
 
 
 @pytest.fixture(scope="module")
-def c(api: ApiServerHarness) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=api.server, verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
-                      headers={"Authorization": f"Bearer {api.token('admin')}"}, timeout=30) as client:
-        yield client
+def c(admin_http: httpx.Client) -> httpx.Client:
+    return admin_http
 
 
 @pytest.fixture(scope="module")
