@@ -9,6 +9,7 @@ from typing import Any
 from kube.errors import FieldError
 from kube.resources import RESOURCES, ResourceInfo
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
+from apiserver.registry.workload_validation import validate_deployment_spec
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 
 __all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy"]
@@ -24,20 +25,6 @@ class PodStrategy(Strategy):
 
     def default_status(self, obj: Obj) -> None:
         obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
-
-    def prepare_for_create(self, obj: Obj) -> None:
-        super().prepare_for_create(obj)
-        spec = obj.setdefault("spec", {})
-        spec.setdefault("schedulerName", "default-scheduler")
-        spec.setdefault("restartPolicy", "Always")
-        spec.setdefault("terminationGracePeriodSeconds", 30)
-        spec.setdefault("dnsPolicy", "ClusterFirst")
-        for c in spec.get("containers") or []:
-            if isinstance(c, dict):
-                c.setdefault("imagePullPolicy", "Always" if str(c.get("image", "")).endswith(":latest")
-                             or ":" not in str(c.get("image", "")).rsplit("/", 1)[-1] else "IfNotPresent")
-                c.setdefault("terminationMessagePath", "/dev/termination-log")
-                c.setdefault("terminationMessagePolicy", "File")
 
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = validate_object_meta(obj, namespaced=True)
@@ -114,10 +101,6 @@ class WorkloadStrategy(Strategy):
     def default_status(self, obj: Obj) -> None:
         obj["status"] = {}
 
-    def prepare_for_create(self, obj: Obj) -> None:
-        super().prepare_for_create(obj)
-        obj.setdefault("spec", {}).setdefault("replicas", 1)
-
     def validate(self, obj: Obj) -> list[FieldError]:
         from kube.selectors import selector_from_label_selector
 
@@ -146,6 +129,8 @@ class WorkloadStrategy(Strategy):
             errs.append(FieldError("spec.template.spec", "Required value", reason="FieldValueRequired"))
         else:
             errs += validate_pod_spec(tspec, "spec.template.spec")
+        if self.info.kind == "Deployment":
+            errs += validate_deployment_spec(spec)
         return errs
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:

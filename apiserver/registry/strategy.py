@@ -1,10 +1,10 @@
 """Per-kind behaviour plugged into the generic registry: what the server sets, resets and checks.
 
 Mirrors apiserver's rest.RESTCreateStrategy / RESTUpdateStrategy: `prepare_for_create` and
-`prepare_for_update` normalise an incoming object (drop status on the main resource, keep
-spec on the status subresource, bump generation on spec changes), `validate*` return every
-field error at once, `field_value` backs field selectors, and `graceful_delete_seconds`
-decides whether a DELETE only marks the object (pods on a node).
+`prepare_for_update` normalise an incoming object (fill in defaults, drop status on the main
+resource, keep spec on the status subresource, bump generation on spec changes),
+`validate*` return every field error at once, `field_value` backs field selectors, and
+`graceful_delete_seconds` decides whether a DELETE only marks the object (pods on a node).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import copy
 import re
 from typing import Any
 
+from apiserver.registry.defaults import apply_defaults
 from kube.errors import FieldError
 from kube.resources import ResourceInfo
 
@@ -93,6 +94,7 @@ class Strategy:
 
     # -- create / update -----------------------------------------------------------------
     def prepare_for_create(self, obj: Obj) -> None:
+        apply_defaults(self.info.kind, obj)
         if self.info.has_status:
             obj.pop("status", None)
             self.default_status(obj)
@@ -122,6 +124,7 @@ class Strategy:
             # Status writers may change labels and annotations only through the main resource.
             new["metadata"]["resourceVersion"] = meta.get("resourceVersion")
             return
+        apply_defaults(self.info.kind, new)
         if self.info.has_status:
             if "status" in old:
                 new["status"] = copy.deepcopy(old["status"])

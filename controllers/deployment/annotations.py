@@ -11,7 +11,7 @@ Mirrors deployment/util SetNewReplicaSetAnnotations / SetReplicasAnnotations:
 
 from __future__ import annotations
 
-from controllers.deployment.rollout import desired_replicas, max_surge
+from controllers.deployment.fenceposts import desired_replicas, max_surge
 from kube.api import Deployment, KubeObject, ReplicaSet
 
 __all__ = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from controllers.common.timeutil import format_time, parse_time
-from controllers.deployment.rollout import desired_replicas
+from controllers.deployment.fenceposts import desired_replicas
 from kube.api import Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet
 
 __all__ = [

@@ -1,22 +1,26 @@
-"""The Deployment controller: one ReplicaSet per pod template, the current one scaled up.
+"""The Deployment controller: one ReplicaSet per pod template, rolled out by the strategy.
 
-Mirrors pkg/controller/deployment (deployment_controller.go, sync.go, progress.go).
-Informers on Deployments, ReplicaSets (indexed by controller uid, orphans by namespace) and
-Pods (shared with the ReplicaSet controller). ReplicaSet events map to the owning
-Deployment through the controllerRef; orphans to every Deployment selecting them.
+Mirrors pkg/controller/deployment (deployment_controller.go, sync.go, rolling.go,
+recreate.go, progress.go). Informers on Deployments, ReplicaSets (indexed by controller uid,
+orphans by namespace) and Pods (shared with the ReplicaSet controller, indexed by controller
+uid). ReplicaSet events map to the owning Deployment through the controllerRef; orphans to
+every Deployment selecting them; pod deletions wake Recreate rollouts.
 
 `reconcile` is level-triggered and restart-safe:
 1. read the Deployment from the cache; claim its ReplicaSets (adopt matching orphans,
    release those it no longer selects);
-2. paused or being deleted: only status is written;
+2. being deleted: only status is written; paused: only scaling (spread over the live
+   ReplicaSets) and history cleanup, no new ReplicaSet;
 3. the new ReplicaSet is the one whose template equals the Deployment's, ignoring the
    pod-template-hash label; if there is none, create `<deployment>-<hash>`. The name is a
    function of the template (and status.collisionCount), so a retry or a restarted process
    can never create a second ReplicaSet for one template: AlreadyExists is answered by
    reading the existing one, which is ours (the cache lagged) or a hash collision, which
    bumps status.collisionCount (a compare-and-swap on the Deployment) and retries;
-4. scale every ReplicaSet to what `rollout.plan_rollout` says (merge patches conditional on
-   the cached resourceVersion, so a stale cache gets a Conflict, never a wrong write);
+4. scale the ReplicaSets by one step of `strategy` (proportional scaling on a scaling
+   event, else RollingUpdate or Recreate), with merge patches conditional on the cached
+   resourceVersion, so a stale cache gets a Conflict, never a wrong write; the next step
+   follows from the ReplicaSet status changes it causes;
 5. delete old, empty ReplicaSets beyond spec.revisionHistoryLimit (default 10);
 6. write status (counts, Available, Progressing) through `/status` when it changed.
 """
@@ -58,8 +62,16 @@ from controllers.deployment.conditions import (
     sync_paused_condition,
     sync_progress,
 )
-from controllers.deployment.rollout import new_replicaset_replicas, plan_rollout
+from controllers.deployment.fenceposts import is_rolling_update
 from controllers.deployment.status import calculate_status
+from controllers.deployment.strategy import (
+    Plan,
+    is_scaling_event,
+    new_replicaset_replicas,
+    plan_proportional,
+    plan_recreate,
+    plan_rolling,
+)
 from controllers.deployment.util import (
     POD_TEMPLATE_HASH_LABEL,
     compute_hash,
@@ -118,6 +130,7 @@ class DeploymentController:
         self.pod_informer = ctx.informers.informer_for(Pod)
         self.rs_informer.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index,
                                        ORPHAN_NAMESPACE_INDEX: orphan_namespace_index})
+        self.pod_informer.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index})
         self.d_informer.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new), on_delete=self._enqueue))
         self.rs_informer.add_event_handler(EventHandler(
@@ -191,12 +204,33 @@ class DeploymentController:
         new_rs, old = find_new_and_old(d, replicasets)
         status = d.status.model_copy(deep=True)
         sync_paused_condition(d, status, now=self.now())
-        if d.spec.paused or d.metadata.deletion_timestamp is not None:
+        if d.metadata.deletion_timestamp is not None:
             return await self._sync_status(d, status, new_rs=new_rs, replicasets=replicasets, progress=False)
-        d, new_rs = await self._ensure_new_replicaset(d, status, new_rs, old)
-        new_rs, old = await self._scale(d, new_rs, old)
+        if d.spec.paused:
+            new_rs, old = await self._scale(d, new_rs, old, plan_proportional(d, new_rs, old))
+            old = await self._cleanup(d, old)
+            live = [rs for rs in (new_rs, *old) if rs is not None]
+            return await self._sync_status(d, status, new_rs=new_rs, replicasets=live, progress=False)
+        old_pods_running = not is_rolling_update(d) and self._pods_running(old)
+        d, new_rs = await self._ensure_new_replicaset(d, status, new_rs, old, old_pods_running=old_pods_running)
+        if is_scaling_event(d, [new_rs, *old]):
+            plan = plan_proportional(d, new_rs, old)
+        elif is_rolling_update(d):
+            plan = plan_rolling(d, new_rs, old)
+        else:
+            plan = plan_recreate(d, new_rs, old, old_pods_running=old_pods_running)
+        scaled_new, old = await self._scale(d, new_rs, old, plan)
+        assert scaled_new is not None
         old = await self._cleanup(d, old)
-        return await self._sync_status(d, status, new_rs=new_rs, replicasets=[new_rs, *old], progress=True)
+        return await self._sync_status(d, status, new_rs=scaled_new, replicasets=[scaled_new, *old], progress=True)
+
+    def _pods_running(self, replicasets: list[ReplicaSet]) -> bool:
+        """Any pod of these ReplicaSets not finished, terminating ones included (Recreate waits for them)."""
+        if any(rs.status.replicas for rs in replicasets):
+            return True
+        return any(p.status.phase not in ("Succeeded", "Failed")
+                   for rs in replicasets for p in self.pod_informer.store.by_index(CONTROLLER_UID_INDEX,
+                                                                                   rs.metadata.uid or ""))
 
     async def _claim_replicasets(self, d: Deployment, selector: LabelSelector) -> list[ReplicaSet]:
         store = self.rs_informer.store
@@ -214,11 +248,12 @@ class DeploymentController:
                                    actions=ClaimActions(client=self.client, can_adopt=can_adopt))
 
     async def _ensure_new_replicaset(self, d: Deployment, status: DeploymentStatus, new_rs: ReplicaSet | None,
-                                     old: list[ReplicaSet]) -> tuple[Deployment, ReplicaSet]:
+                                     old: list[ReplicaSet], *,
+                                     old_pods_running: bool) -> tuple[Deployment, ReplicaSet]:
         """The new ReplicaSet, created or brought up to date; `status` gets the Progressing news."""
         rev = max_revision(old) + 1
         if new_rs is None:
-            new_rs = await self._create_new_replicaset(d, old, rev=rev)
+            new_rs = await self._create_new_replicaset(d, old, rev=rev, old_pods_running=old_pods_running)
             set_condition(status, new_condition(PROGRESSING, "True", NEW_RS_CREATED,
                                                 f'Created new replica set "{new_rs.metadata.name}"', now=self.now()))
         else:
@@ -234,7 +269,7 @@ class DeploymentController:
                 d.metadata.namespace)
         return d, new_rs
 
-    def _new_replicaset(self, d: Deployment, old: list[ReplicaSet], *, rev: int) -> ReplicaSet:
+    def _new_replicaset(self, d: Deployment, old: list[ReplicaSet], *, rev: int, old_pods_running: bool) -> ReplicaSet:
         pod_hash = compute_hash(d.spec.template, d.status.collision_count)
         template = d.spec.template.model_copy(deep=True)
         template.metadata.labels = with_label(template.metadata.labels, POD_TEMPLATE_HASH_LABEL, pod_hash)
@@ -243,12 +278,14 @@ class DeploymentController:
                                 labels=dict(template.metadata.labels),
                                 annotations=new_replicaset_annotations(d, rev=rev),
                                 owner_references=[new_controller_ref(d)]),
-            spec=ReplicaSetSpec(replicas=new_replicaset_replicas(d, old), min_ready_seconds=d.spec.min_ready_seconds,
+            spec=ReplicaSetSpec(replicas=new_replicaset_replicas(d, None, old, old_pods_running=old_pods_running),
+                                min_ready_seconds=d.spec.min_ready_seconds,
                                 selector=selector_with_label(d.spec.selector, POD_TEMPLATE_HASH_LABEL, pod_hash),
                                 template=template))
 
-    async def _create_new_replicaset(self, d: Deployment, old: list[ReplicaSet], *, rev: int) -> ReplicaSet:
-        wanted = self._new_replicaset(d, old, rev=rev)
+    async def _create_new_replicaset(self, d: Deployment, old: list[ReplicaSet], *, rev: int,
+                                     old_pods_running: bool) -> ReplicaSet:
+        wanted = self._new_replicaset(d, old, rev=rev, old_pods_running=old_pods_running)
         name = wanted.metadata.name or ""
         try:
             created = await self.client.create(wanted)
@@ -291,26 +328,30 @@ class DeploymentController:
         patch = {**patch, "metadata": {**patch.get("metadata", {}), "resourceVersion": rs.metadata.resource_version}}
         return await self.client.patch(ReplicaSet, rs.metadata.name or "", patch, rs.metadata.namespace)
 
-    async def _scale(self, d: Deployment, new_rs: ReplicaSet,
-                     old: list[ReplicaSet]) -> tuple[ReplicaSet, list[ReplicaSet]]:
-        plan = plan_rollout(d, new_rs, old)
+    async def _scale(self, d: Deployment, new_rs: ReplicaSet | None, old: list[ReplicaSet],
+                     plan: Plan) -> tuple[ReplicaSet | None, list[ReplicaSet]]:
+        """Apply `plan`; a planned ReplicaSet also gets the current desired/max-replicas annotations."""
         annotations = replicas_annotations(d)
 
         async def apply(rs: ReplicaSet) -> ReplicaSet:
-            want = plan[rs.key]
-            if rs.spec.replicas == want:
+            want = plan.get(rs.key)
+            if want is None:
                 return rs
-            logger.info("Scaling ReplicaSet", extra={"deployment": d.key, "replicaset": rs.key,
-                                                     "from": rs.spec.replicas, "to": want})
+            current = rs.metadata.annotations or {}
+            if rs.spec.replicas == want and all(current.get(k) == v for k, v in annotations.items()):
+                return rs
             scaled = await self._patch_replicaset(rs, {"metadata": {"annotations": annotations},
                                                        "spec": {"replicas": want}})
-            direction = "up" if want > (rs.spec.replicas or 0) else "down"
-            self.recorder.event(d, EVENT_NORMAL, "ScalingReplicaSet",
-                                f"Scaled {direction} replica set {rs.metadata.name} from {rs.spec.replicas or 0} "
-                                f"to {want}")
+            if rs.spec.replicas != want:
+                direction = "up" if want > (rs.spec.replicas or 0) else "down"
+                logger.info("Scaling ReplicaSet", extra={"deployment": d.key, "replicaset": rs.key,
+                                                         "from": rs.spec.replicas, "to": want})
+                self.recorder.event(d, EVENT_NORMAL, "ScalingReplicaSet",
+                                    f"Scaled {direction} replica set {rs.metadata.name} from "
+                                    f"{rs.spec.replicas or 0} to {want}")
             return scaled
 
-        return await apply(new_rs), [await apply(rs) for rs in old]
+        return (await apply(new_rs) if new_rs is not None else None), [await apply(rs) for rs in old]
 
     async def _cleanup(self, d: Deployment, old: list[ReplicaSet]) -> list[ReplicaSet]:
         """Delete the oldest empty ReplicaSets beyond revisionHistoryLimit; return those kept."""

@@ -20,7 +20,7 @@ from controllers.deployment.conditions import (
     new_condition,
     set_condition,
 )
-from controllers.deployment.rollout import desired_replicas, max_unavailable
+from controllers.deployment.fenceposts import desired_replicas, max_unavailable
 from kube.api import Deployment, DeploymentStatus, ReplicaSet
 
 __all__ = ["calculate_status"]

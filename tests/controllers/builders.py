@@ -89,6 +89,14 @@ class ReplicaSetBuilder:
         self._rs.spec.min_ready_seconds = seconds
         return self
 
+    def created(self, timestamp: str) -> ReplicaSetBuilder:
+        self._rs.metadata.creation_timestamp = timestamp
+        return self
+
+    def annotation(self, key: str, value: str) -> ReplicaSetBuilder:
+        self._rs.metadata.annotations = {**(self._rs.metadata.annotations or {}), key: value}
+        return self
+
     def obj(self) -> ReplicaSet:
         return self._rs.model_copy(deep=True)
 

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from controllers.common.pods import is_pod_ready
 from controllers.deployment.util import POD_TEMPLATE_HASH_LABEL, compute_hash
-from kube.api import Deployment, Namespace, Node, Pod, PodTemplateSpec, ReplicaSet
+from kube.api import Deployment, Namespace, Node, Pod, ReplicaSet
 from kube.client import RESTClient
 from kube.errors import Forbidden, NotFound
 from kube.testing.apiserver import ApiServerHarness
@@ -126,8 +127,15 @@ class Cluster:
             pods = [p for p in pods if (ref := p.metadata.controller_ref()) is not None and ref.uid == owner_uid]
         return pods if len(pods) == count else None
 
-    async def settled(self, name: str, replicas: int) -> tuple[Deployment, ReplicaSet, list[Pod]] | None:
-        """Deployment, its only ReplicaSet and its pods, once status and pods show `replicas`."""
+    async def settled(self, name: str, replicas: int, *,
+                      ready: bool = False) -> tuple[Deployment, ReplicaSet, list[Pod]] | None:
+        """Deployment, its only ReplicaSet and its pods, once status and pods show `replicas`.
+
+        With `ready`, every pod not yet Ready is reported Ready first (the kubelet's part), so
+        a rolling update, which waits for new pods to be available, can go on.
+        """
+        if ready:
+            await self.mark_ready([p for p in await self.active_pods() if not is_pod_ready(p)])
         d = await self.client.get(Deployment, name, self.namespace)
         owned = [rs for rs in await self.replicasets()
                  if (ref := rs.metadata.controller_ref()) is not None and ref.uid == d.metadata.uid]
@@ -241,10 +249,10 @@ async def test_scaling_up_and_down(cluster: Cluster, manager: ControllerManagerP
 
 async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manager: ControllerManagerProcess) -> None:
     await cluster.create_deployment("web", replicas=3)
-    _, first, _ = await eventually(lambda: cluster.settled("web", 3), timeout=30)
+    _, first, _ = await eventually(lambda: cluster.settled("web", 3, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.26")
 
-    d, second, pods = await eventually(lambda: cluster.settled("web", 3), timeout=30, message="rolled over")
+    d, second, pods = await eventually(lambda: cluster.settled("web", 3, ready=True), timeout=30, message="rolled over")
     assert second.metadata.name != first.metadata.name
     assert second.metadata.name == f"web-{compute_hash(d.spec.template, None)}"
     assert all(p.spec.containers[0].image == "nginx:1.26" for p in pods)
@@ -256,7 +264,7 @@ async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manag
 
     # Back to the first template: the old ReplicaSet is reused (no third one) with revision 3.
     await cluster.set_image("web", "nginx:1.25")
-    _, third, _ = await eventually(lambda: cluster.settled("web", 3), timeout=30, message="rolled back")
+    _, third, _ = await eventually(lambda: cluster.settled("web", 3, ready=True), timeout=30, message="rolled back")
     assert third.metadata.uid == first.metadata.uid
     assert (third.metadata.annotations or {})["deployment.kubernetes.io/revision"] == "3"
     assert len(await cluster.replicasets()) == 2
@@ -265,11 +273,11 @@ async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manag
 async def test_old_replicasets_beyond_the_history_limit_are_deleted(cluster: Cluster,
                                                                    manager: ControllerManagerProcess) -> None:
     await cluster.create_deployment("web", replicas=1, revisionHistoryLimit=1)
-    _, first, _ = await eventually(lambda: cluster.settled("web", 1), timeout=30)
+    _, first, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.26")
-    _, second, _ = await eventually(lambda: cluster.settled("web", 1), timeout=30)
+    _, second, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.27")
-    _, third, _ = await eventually(lambda: cluster.settled("web", 1), timeout=30)
+    _, third, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
 
     async def history() -> set[str] | None:
         names = {rs.metadata.name or "" for rs in await cluster.replicasets()}
@@ -280,9 +288,14 @@ async def test_old_replicasets_beyond_the_history_limit_are_deleted(cluster: Clu
 
 
 async def test_hash_collision_bumps_collision_count(cluster: Cluster, manager: ControllerManagerProcess) -> None:
-    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}
-    squatter_name = f"web-{compute_hash(PodTemplateSpec.model_validate(template), None)}"
-    # A foreign ReplicaSet already holds the name the Deployment's ReplicaSet would get.
+    # The name the Deployment's ReplicaSet would get, from the template as the server defaults it.
+    planned = await cluster.client.create(Deployment.model_validate({
+        "metadata": {"name": "web", "namespace": cluster.namespace},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}}}), dry_run=True)
+    squatter_name = f"web-{compute_hash(planned.spec.template, None)}"
+    # A foreign ReplicaSet already holds that name.
     squatter = await cluster.client.create(ReplicaSet.model_validate({
         "metadata": {"name": squatter_name, "namespace": cluster.namespace, "labels": {"app": "other"}},
         "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "other"}},
@@ -320,7 +333,7 @@ async def test_rollout_completes_when_pods_become_ready(cluster: Cluster, manage
 
 async def test_paused_deployment_is_not_rolled_out(cluster: Cluster, manager: ControllerManagerProcess) -> None:
     await cluster.create_deployment("web", replicas=2)
-    _, rs, _ = await eventually(lambda: cluster.settled("web", 2), timeout=30)
+    _, rs, _ = await eventually(lambda: cluster.settled("web", 2, ready=True), timeout=30)
     await cluster.patch_deployment("web", {"spec": {"paused": True}})
     await cluster.set_image("web", "nginx:1.26")
 
@@ -334,7 +347,7 @@ async def test_paused_deployment_is_not_rolled_out(cluster: Cluster, manager: Co
     await eventually(paused_observed, timeout=30, message="pause observed")
     assert [r.metadata.uid for r in await cluster.replicasets()] == [rs.metadata.uid]
     await cluster.patch_deployment("web", {"spec": {"paused": False}})
-    _, new, pods = await eventually(lambda: cluster.settled("web", 2), timeout=30, message="resumed rollout")
+    _, new, pods = await eventually(lambda: cluster.settled("web", 2, ready=True), timeout=30, message="resumed rollout")
     assert new.metadata.uid != rs.metadata.uid and all(p.spec.containers[0].image == "nginx:1.26" for p in pods)
 
 

@@ -14,7 +14,7 @@ from controllers.deployment.annotations import (
 )
 from controllers.deployment.conditions import AVAILABLE, PROGRESSING, get_condition, set_condition, sync_progress
 from controllers.deployment.controller import find_new_and_old
-from controllers.deployment.rollout import max_surge, max_unavailable, plan_rollout, resolve_fenceposts
+from controllers.deployment.fenceposts import max_surge, max_unavailable, resolve_fenceposts
 from controllers.deployment.status import calculate_status
 from kube.api import DeploymentCondition, DeploymentStatus
 from tests.controllers.builders import make_deployment, make_rs
@@ -43,17 +43,6 @@ def test_recreate_has_no_surge_or_unavailable() -> None:
 def test_max_unavailable_is_capped_at_replicas() -> None:
     d = make_deployment().replicas(2).rolling(max_unavailable=5).obj()
     assert max_unavailable(d) == 2
-
-
-def test_plan_scales_new_to_spec_and_old_to_zero() -> None:
-    d = make_deployment().replicas(5).obj()
-    new, old1, old2 = make_rs().name("new").obj(), make_rs().name("a").replicas(3).obj(), make_rs().name("b").obj()
-    assert plan_rollout(d, new, [old1, old2]) == {"default/new": 5, "default/a": 0, "default/b": 0}
-
-
-def test_replicas_default_to_one() -> None:
-    d = make_deployment().replicas(None).obj()
-    assert plan_rollout(d, make_rs().name("new").obj(), []) == {"default/new": 1}
 
 
 def test_find_new_ignores_the_hash_label_and_prefers_the_oldest() -> None:

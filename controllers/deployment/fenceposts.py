@@ -1,13 +1,9 @@
-"""How many replicas each of a Deployment's ReplicaSets should have: the rollout strategy.
+"""A Deployment's rollout bounds: desired replicas, maxSurge and maxUnavailable, resolved.
 
-Mirrors the shape of pkg/controller/deployment (rolling.go, recreate.go, util's
-ResolveFenceposts). The current strategy is the simplest correct one: the new ReplicaSet
-(whose template equals the Deployment's) gets spec.replicas and every older one gets 0, in
-one step. RollingUpdate's maxSurge/maxUnavailable pacing belongs in `plan_rollout` (it
-will need ReplicaSet status, which is why the whole objects are passed), Recreate's "old
-pods gone first" likewise; the controller only applies the plan. `max_surge` and
-`max_unavailable` are already resolved as upstream does, for the Available condition and
-the max-replicas annotation. Pure functions.
+Mirrors deployment/util's ResolveFenceposts, MaxSurge and MaxUnavailable: numbers are taken
+as they are, percentages of spec.replicas round up for maxSurge and down for
+maxUnavailable, both 0 becomes maxUnavailable 1, maxUnavailable never exceeds spec.replicas,
+and Recreate has neither. Pure functions; `strategy` plans with them.
 """
 
 from __future__ import annotations
@@ -21,8 +17,6 @@ __all__ = [
     "is_rolling_update",
     "max_surge",
     "max_unavailable",
-    "new_replicaset_replicas",
-    "plan_rollout",
     "resolve_fenceposts",
     "scaled_value",
 ]
@@ -74,15 +68,3 @@ def max_unavailable(d: Deployment) -> int:
     if not is_rolling_update(d) or total == 0:
         return 0
     return min(resolve_fenceposts(d)[1], total)
-
-
-def new_replicaset_replicas(d: Deployment, old: list[ReplicaSet]) -> int:
-    """spec.replicas for a ReplicaSet about to be created for the Deployment's template."""
-    return desired_replicas(d)
-
-
-def plan_rollout(d: Deployment, new: ReplicaSet, old: list[ReplicaSet]) -> dict[str, int]:
-    """The spec.replicas every ReplicaSet of `d` should have now, by ReplicaSet key."""
-    plan = {rs.key: 0 for rs in old}
-    plan[new.key] = desired_replicas(d)
-    return plan
