@@ -92,6 +92,10 @@ def up(
     node_capacity: Annotated[str, typer.Option(help="Capacity simulated nodes report.")] = DEFAULT_NODE_CAPACITY,
     pod_start_delay: Annotated[float, typer.Option(
         help="Seconds a simulated container takes to start (--runtime simulated).")] = 0.0,
+    node_monitor_grace_period: Annotated[float | None, typer.Option(
+        help="Seconds without a node Lease renewal before the node is Unknown (controller-manager; default 40).")] = None,
+    node_status_update_frequency: Annotated[float | None, typer.Option(
+        help="Seconds between a kubelet's Lease renewals and status heartbeats (default 10).")] = None,
     detach: Annotated[bool, typer.Option(help="Run in the background; return once every node is Ready.")] = False,
     timeout: Annotated[float, typer.Option(help="With --detach: seconds to wait for a Ready cluster.")] = 120.0,
 ) -> None:
@@ -102,7 +106,8 @@ def up(
             data_dir=_data_dir(data_dir), port=port, etcd_port=etcd_port,
             etcd_endpoints=parse_endpoints(etcd_endpoints) if etcd_endpoints else (),
             nodes=nodes, runtime=chosen, containerd_socket=containerd_socket, node_capacity=node_capacity,
-            pod_start_delay=pod_start_delay)
+            pod_start_delay=pod_start_delay, node_monitor_grace_period=node_monitor_grace_period,
+            node_status_update_frequency=node_status_update_frequency)
     except (UpError, ValueError) as e:
         _fail(str(e))
     typer.echo(f"Using runtime {chosen} ({reason})")

@@ -64,6 +64,9 @@ class ClusterConfig:
     containerd_socket: str | None = None
     node_capacity: str = DEFAULT_NODE_CAPACITY
     pod_start_delay: float = 0.0  # seconds a simulated container takes to start
+    # How soon a silent node is noticed (None: the components' defaults, 40 s and 10 s).
+    node_monitor_grace_period: float | None = None
+    node_status_update_frequency: float | None = None
 
     def __post_init__(self) -> None:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
@@ -73,6 +76,10 @@ class ClusterConfig:
             raise ValueError("--nodes must be 0 or more")
         if self.pod_start_delay < 0:
             raise ValueError("--pod-start-delay must be 0 or more")
+        for flag, seconds in (("--node-monitor-grace-period", self.node_monitor_grace_period),
+                              ("--node-status-update-frequency", self.node_status_update_frequency)):
+            if seconds is not None and seconds <= 0:
+                raise ValueError(f"{flag} must be more than 0 seconds")
         parse_capacity(self.node_capacity)
 
     @property

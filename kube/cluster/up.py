@@ -152,8 +152,12 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--service-account-signing-key-file", str(config.pki_dir / "sa.key"),
         "--authorization-mode", "Node,RBAC", "--audit-log-path", str(config.logs_dir / "audit.log"),
         ready=lambda: readyz_probe.readyz()[0]))
+    grace = config.node_monitor_grace_period
     specs.append(python("controller-manager", "controllers",
-                        "--kubeconfig", str(config.kubeconfig_for("controller-manager"))))
+                        "--kubeconfig", str(config.kubeconfig_for("controller-manager")),
+                        # Nodes are checked four times per grace period, at most every 5 s as upstream.
+                        *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
+                          if grace is not None else ())))
     specs.append(python("scheduler", "scheduler", "--kubeconfig", str(config.kubeconfig_for("scheduler"))))
     for i, node in enumerate(config.node_names, start=1):
         specs.append(python(
@@ -164,7 +168,9 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             "--tls-cert-file", str(config.pki_dir / f"kubelet-{node}.crt"),
             "--tls-private-key-file", str(config.pki_dir / f"kubelet-{node}.key"),
             "--client-ca-file", str(pki.ca_cert),
-            *(("--pod-start-delay", str(config.pod_start_delay)) if config.pod_start_delay else ())))
+            *(("--pod-start-delay", str(config.pod_start_delay)) if config.pod_start_delay else ()),
+            *(("--node-status-update-frequency", str(config.node_status_update_frequency))
+              if config.node_status_update_frequency is not None else ())))
     return specs
 
 

@@ -1,69 +1,20 @@
-"""A whole cluster of real processes, started once per e2e module with `picokube up --detach`."""
+"""A whole cluster of real processes, started once per e2e module with `picokube up --detach`.
+
+A module may set `CLUSTER_ARGS` (extra `picokube up` flags) to get a cluster shaped for it.
+"""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
-from kube.cluster.etcd import free_port
+from kube.testing.cluster import Cluster, start_cluster
 
-
-@dataclass
-class Cluster:
-    data_dir: Path
-    port: int
-
-    @property
-    def kubeconfig(self) -> Path:
-        return self.data_dir / "kubeconfig"
-
-    def env(self) -> dict[str, str]:
-        return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "HOME": str(self.data_dir)}
-
-    def picokube(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kube.cluster", *args, "--data-dir", str(self.data_dir)],
-                              capture_output=True, text=True, timeout=timeout, env=self.env())
-
-    def status(self) -> dict[str, Any]:
-        out = self.picokube("status", "-o", "json")
-        assert out.returncode == 0, out.stderr
-        return dict(json.loads(out.stdout))
-
-    def pid_of(self, component: str) -> int:
-        return next(int(c["pid"]) for c in self.status()["components"] if c["name"] == component)
-
-    def pkctl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kubectl", "--kubeconfig", str(self.kubeconfig), *args],
-                              capture_output=True, text=True, timeout=timeout, input=stdin, env=self.env())
-
-    def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], capture_output=True,
-                              text=True, timeout=timeout, env=self.env())
-
-
-def start_cluster(data_dir: Path, *extra: str) -> Iterator[Cluster]:
-    port, etcd_port = free_port(), free_port()
-    cluster = Cluster(data_dir, port)
-    up = subprocess.run([sys.executable, "-m", "kube.cluster", "up", "--detach", "--data-dir", str(data_dir),
-                         "--port", str(port), "--etcd-port", str(etcd_port), *extra],
-                        capture_output=True, text=True, timeout=180, env=cluster.env())
-    try:
-        assert up.returncode == 0, f"picokube up failed:\n{up.stdout}\n{up.stderr}"
-        yield cluster
-    finally:
-        cluster.picokube("down")
-        if up.returncode != 0:
-            for log in sorted((data_dir / "logs").glob("*.log")):
-                sys.stderr.write(f"--- {log.name}\n{log.read_text()[-3000:]}\n")
+DEFAULT_ARGS = ("--nodes", "2", "--runtime", "simulated")
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    yield from start_cluster(tmp_path_factory.mktemp("cluster"), "--nodes", "2", "--runtime", "simulated")
+def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    args = getattr(request.module, "CLUSTER_ARGS", DEFAULT_ARGS)
+    yield from start_cluster(tmp_path_factory.mktemp("cluster"), *args)
