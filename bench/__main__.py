@@ -7,7 +7,7 @@ import importlib
 import json
 import sys
 
-BENCHMARKS = {"api": "bench.api"}
+BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,227 @@
+"""Controller throughput: Deployments to created and Running pods, a rolling update, CPU per pod.
+
+Runs a whole cluster with `picokube up` (simulated runtime, `--nodes` kubelets large enough
+for every pod) and measures, each in a fresh namespace that is emptied afterwards:
+
+- baseline: the same number of bare pods POSTed by a client at 32 in flight, to created and
+  to Running; this is the floor the API server, scheduler and kubelets set;
+- a 100- and a 1000-replica Deployment: seconds from the create to all pods created and to
+  all Running, and the ratio to the baseline of the same size;
+- a full rolling update of 100 replicas (default 25% surge / 25% unavailable): seconds
+  from `set image` to every replica updated and available;
+- controller-manager CPU seconds (user + system, from /proc) per 1000 pods created.
+
+Progress is followed through one pod watch, so the measuring itself adds no LIST load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kube.api import Deployment, Namespace, Pod
+from kube.client import RESTClient, load_kubeconfig
+from kube.errors import NotFound
+from kube.testing.cluster import Cluster, start_cluster
+from kube.testing.eventually import eventually
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sizes", default="100,1000", help="replica counts of the create runs")
+    p.add_argument("--rolling", type=int, default=100, help="replicas of the rolling-update run")
+    p.add_argument("--nodes", type=int, default=4)
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds allowed for one run")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+_POD_SPEC: dict[str, Any] = {"terminationGracePeriodSeconds": 0,
+                             "containers": [{"name": "app", "image": "busybox:1.36"}]}
+
+
+def deployment(name: str, ns: str, replicas: int) -> Deployment:
+    return Deployment.model_validate({
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}}, "spec": _POD_SPEC}}})
+
+
+class PodCounter:
+    """Counts a namespace's live pods and Running ones from a watch; records when targets are hit."""
+
+    def __init__(self, client: RESTClient, ns: str) -> None:
+        self.client, self.ns = client, ns
+        self.phase: dict[str, str] = {}
+        self.changed = asyncio.Event()
+
+    @property
+    def created(self) -> int:
+        return len(self.phase)
+
+    @property
+    def running(self) -> int:
+        return sum(1 for p in self.phase.values() if p == "Running")
+
+    async def run(self, started: asyncio.Event) -> None:
+        listed = await self.client.list(Pod, self.ns)
+        rv = listed.resource_version
+        self.phase = {p.metadata.name or "": p.status.phase or "" for p in listed.items}
+        started.set()
+        while True:
+            async for ev in self.client.watch(Pod, self.ns, resource_version=rv):
+                rv = ev.resource_version or rv
+                if ev.object is None:
+                    continue
+                name = ev.object.metadata.name or ""
+                if ev.type == "DELETED" or ev.object.metadata.deletion_timestamp is not None:
+                    self.phase.pop(name, None)
+                else:
+                    self.phase[name] = ev.object.status.phase or ""
+                self.changed.set()
+
+    async def until(self, ok: Any, timeout: float) -> float:
+        """Wait until `ok(self)` holds; the monotonic time it first did."""
+        deadline = time.monotonic() + timeout
+        while not ok(self):
+            self.changed.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"pods: {self.created} created, {self.running} Running")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), remaining)
+        return time.monotonic()
+
+
+@contextlib.asynccontextmanager
+async def counting(client: RESTClient, ns: str) -> Any:
+    counter = PodCounter(client, ns)
+    started = asyncio.Event()
+    task = asyncio.create_task(counter.run(started))
+    try:
+        await asyncio.wait_for(started.wait(), 30)
+        yield counter
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def fresh_namespace(client: RESTClient, name: str) -> str:
+    await client.create(Namespace.model_validate({"metadata": {"name": name}}))
+    return name
+
+
+async def empty_namespace(client: RESTClient, ns: str, timeout: float) -> None:
+    """Delete the namespace and wait until it is gone with all its pods."""
+    await client.delete(Namespace, ns, None)
+
+    async def gone() -> bool:
+        try:
+            await client.get(Namespace, ns, None)
+        except NotFound:
+            return True
+        return False
+    await eventually(gone, timeout=timeout, interval=0.5, message=f"namespace {ns} deleted")
+
+
+async def bare_pods(client: RESTClient, n: int, opts: argparse.Namespace) -> tuple[float, float]:
+    ns = await fresh_namespace(client, f"bench-pods-{n}")
+    sem = asyncio.Semaphore(32)
+
+    async def create(i: int) -> None:
+        async with sem:
+            await client.create(Pod.model_validate({"metadata": {"name": f"pod-{i}", "namespace": ns},
+                                                    "spec": _POD_SPEC}))
+
+    async with counting(client, ns) as counter:
+        start = time.monotonic()
+        await asyncio.gather(*(create(i) for i in range(n)))
+        created = await counter.until(lambda c: c.created >= n, opts.timeout)
+        running = await counter.until(lambda c: c.running >= n, opts.timeout)
+    await empty_namespace(client, ns, opts.timeout)
+    return created - start, running - start
+
+
+async def deployment_run(client: RESTClient, cluster: Cluster, n: int,
+                         opts: argparse.Namespace) -> tuple[float, float, float]:
+    ns = await fresh_namespace(client, f"bench-deploy-{n}")
+    pid = cluster.pid_of("controller-manager")
+    async with counting(client, ns) as counter:
+        cpu = cpu_seconds(pid)
+        start = time.monotonic()
+        await client.create(deployment("web", ns, n))
+        created = await counter.until(lambda c: c.created >= n, opts.timeout)
+        running = await counter.until(lambda c: c.running >= n, opts.timeout)
+        cpu = cpu_seconds(pid) - cpu
+    await empty_namespace(client, ns, opts.timeout)
+    return created - start, running - start, cpu
+
+
+async def rolling_update(client: RESTClient, n: int, opts: argparse.Namespace) -> float:
+    ns = await fresh_namespace(client, f"bench-rolling-{n}")
+    async with counting(client, ns) as counter:
+        await client.create(deployment("web", ns, n))
+        await counter.until(lambda c: c.running >= n, opts.timeout)
+
+    async def complete() -> bool:
+        d = await client.get(Deployment, "web", ns)
+        s = d.status
+        return (s.observed_generation or 0) >= (d.metadata.generation or 0) and s.updated_replicas == n \
+            and s.replicas == n and s.available_replicas == n
+
+    await eventually(complete, timeout=opts.timeout, interval=0.2, message="deployment available")
+    start = time.monotonic()
+    await client.patch(Deployment, "web", {"spec": {"template": {"spec": {
+        "containers": [{"name": "app", "image": "busybox:1.37"}]}}}}, ns)
+    await eventually(complete, timeout=opts.timeout, interval=0.2, message="rolling update complete")
+    took = time.monotonic() - start
+    await empty_namespace(client, ns, opts.timeout)
+    return took
+
+
+async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    sizes = [int(s) for s in opts.sizes.split(",") if s]
+    async with RESTClient(load_kubeconfig(cluster.kubeconfig)) as client:
+        cpu_per_1000: list[float] = []
+        for n in sizes:
+            base_created, base_running = await bare_pods(client, n, opts)
+            created, running, cpu = await deployment_run(client, cluster, n, opts)
+            figures[f"baseline_pods_{n}_created_s"] = round(base_created, 2)
+            figures[f"baseline_pods_{n}_running_s"] = round(base_running, 2)
+            figures[f"deployment_{n}_created_s"] = round(created, 2)
+            figures[f"deployment_{n}_running_s"] = round(running, 2)
+            figures[f"deployment_{n}_created_ratio"] = round(created / base_created, 2)
+            figures[f"deployment_{n}_running_ratio"] = round(running / base_running, 2)
+            figures[f"controller_manager_cpu_s_{n}"] = round(cpu, 2)
+            cpu_per_1000.append(cpu * 1000 / n)
+        figures["controller_manager_cpu_s_per_1000_pods"] = round(max(cpu_per_1000), 2)
+        figures[f"rolling_update_{opts.rolling}_s"] = round(await rolling_update(client, opts.rolling, opts), 2)
+    return figures
+
+
+@contextlib.contextmanager
+def _cluster(opts: argparse.Namespace) -> Iterator[Cluster]:
+    most = max(int(s) for s in opts.sizes.split(",") if s)
+    per_node = most // opts.nodes + opts.rolling + 20
+    with tempfile.TemporaryDirectory() as tmp:
+        yield from start_cluster(Path(tmp), "--nodes", str(opts.nodes), "--runtime", "simulated",
+                                 "--node-capacity", f"cpu=1000,memory=1000Gi,pods={per_node}")
+
+
+def run(opts: argparse.Namespace) -> dict[str, Any]:
+    with _cluster(opts) as cluster:
+        return asyncio.run(_run(cluster, opts))
