@@ -66,6 +66,7 @@ class SchedulingAlgorithm:
             raise FitError(pod_key=pod.key, num_all_nodes=len(nodes), diagnosis=diagnosis)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1)
+        self.framework.run_pre_score_plugins(state, pod, feasible, nodes)
         scores = self.framework.run_score_plugins(state, pod, feasible)
         best = min(feasible, key=lambda n: (-scores[n.name], n.pod_count, n.name))
         return ScheduleResult(best.name, evaluated, len(feasible))
@@ -73,7 +74,7 @@ class SchedulingAlgorithm:
     def _find_nodes_that_fit(self, state: CycleState, pod: Pod,
                              nodes: Sequence[NodeInfo]) -> tuple[list[NodeInfo], Diagnosis, int]:
         diagnosis = Diagnosis()
-        status = self.framework.run_pre_filter_plugins(state, pod)
+        status = self.framework.run_pre_filter_plugins(state, pod, nodes)
         if status is not None:
             if status.code is Code.ERROR:
                 raise SchedulingError(f"{status.plugin}: {status.message}")

@@ -11,7 +11,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from kube.api.base import KubeModel, KubeObject
-from kube.api.meta import ObjectMeta
+from kube.api.meta import LabelSelector, ObjectMeta
 from kube.resources import ResourceInfo, resource_for_kind
 
 __all__ = [
@@ -20,6 +20,9 @@ __all__ = [
     "ResourceRequirements", "ContainerStatus", "ContainerState", "ContainerStateRunning",
     "ContainerStateWaiting", "ContainerStateTerminated", "PodTemplateSpec", "Toleration", "PodIP",
     "Binding", "ObjectReference", "Event", "EventSource", "ConfigMap", "Secret", "ServiceAccount",
+    "Affinity", "NodeAffinity", "NodeSelector", "NodeSelectorTerm", "NodeSelectorRequirement",
+    "PreferredSchedulingTerm", "PodAffinity", "PodAffinityTerm", "WeightedPodAffinityTerm",
+    "TopologySpreadConstraint", "ContainerImage",
 ]
 
 
@@ -96,12 +99,18 @@ class NodeSystemInfo(KubeModel):
     architecture: str = ""
 
 
+class ContainerImage(KubeModel):
+    names: list[str] | None = None
+    size_bytes: int | None = None
+
+
 class NodeStatus(KubeModel):
     capacity: dict[str, str] | None = None
     allocatable: dict[str, str] | None = None
     conditions: list[NodeCondition] | None = None
     addresses: list[NodeAddress] | None = None
     node_info: NodeSystemInfo | None = None
+    images: list[ContainerImage] | None = None
 
     def condition(self, type_: str) -> NodeCondition | None:
         return next((c for c in self.conditions or [] if c.type == type_), None)
@@ -155,6 +164,63 @@ class Toleration(KubeModel):
     toleration_seconds: int | None = None
 
 
+class NodeSelectorRequirement(KubeModel):
+    key: str
+    operator: str
+    values: list[str] | None = None
+
+
+class NodeSelectorTerm(KubeModel):
+    match_expressions: list[NodeSelectorRequirement] | None = None
+    match_fields: list[NodeSelectorRequirement] | None = None
+
+
+class NodeSelector(KubeModel):
+    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list)
+
+
+class PreferredSchedulingTerm(KubeModel):
+    weight: int
+    preference: NodeSelectorTerm
+
+
+class NodeAffinity(KubeModel):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
+
+
+class PodAffinityTerm(KubeModel):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] | None = None
+    namespace_selector: LabelSelector | None = None
+    topology_key: str = ""
+
+
+class WeightedPodAffinityTerm(KubeModel):
+    weight: int
+    pod_affinity_term: PodAffinityTerm
+
+
+class PodAffinity(KubeModel):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = None
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = None
+
+
+class Affinity(KubeModel):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+class TopologySpreadConstraint(KubeModel):
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    match_label_keys: list[str] | None = None
+
+
 class PodSpec(KubeModel):
     containers: list[Container] = Field(default_factory=list)
     init_containers: list[Container] | None = None
@@ -167,6 +233,11 @@ class PodSpec(KubeModel):
     service_account_name: str | None = None
     host_network: bool | None = None
     priority: int | None = None
+    priority_class_name: str | None = None
+    preemption_policy: str | None = None
+    affinity: Affinity | None = None
+    topology_spread_constraints: list[TopologySpreadConstraint] | None = None
+    overhead: dict[str, str] | None = None
 
 
 class PodTemplateSpec(KubeModel):

@@ -9,16 +9,19 @@ from scheduler.framework.interfaces import (
                                             FilterPlugin,
                                             Plugin,
                                             PluginFactory,
+                                            PostFilterPlugin,
+                                            PostFilterResult,
                                             PreFilterPlugin,
+                                            PreScorePlugin,
                                             ScoreNormalizer,
                                             ScorePlugin,
                                             Status,
                                             is_success,
 )
 from scheduler.framework.resource import Resource, node_allocatable, pod_non_zero_requests, pod_requests
-from scheduler.framework.runtime import Framework, Profile
+from scheduler.framework.runtime import EXTENSION_POINTS, Framework, Profile
 
 __all__ = ["CycleState", "Diagnosis", "FitError", "NO_NODES_AVAILABLE", "MAX_SCORE", "MIN_SCORE", "Code",
            "FilterPlugin", "Plugin", "PluginFactory", "PreFilterPlugin", "ScoreNormalizer", "ScorePlugin",
            "Status", "is_success", "Resource", "node_allocatable", "pod_non_zero_requests", "pod_requests",
-           "Framework", "Profile"]
+           "Framework", "Profile", "EXTENSION_POINTS", "PostFilterPlugin", "PostFilterResult", "PreScorePlugin"]

@@ -1,9 +1,13 @@
 """The scheduling framework's extension points: Status, and the plugin protocols.
 
-Mirrors kube-scheduler `framework/interface.go`, reduced to what picokube runs today:
+Mirrors kube-scheduler `framework/interface.go`:
 - a plugin is any object with a `name`; which extension points it serves is decided by which
-  protocol it satisfies (`PreFilterPlugin`, `FilterPlugin`, `ScorePlugin`, `ScoreNormalizer`),
-  so a new plugin is one file and one registry entry;
+  protocol it satisfies (`PreFilterPlugin`, `FilterPlugin`, `PostFilterPlugin`,
+  `PreScorePlugin`, `ScorePlugin`, `ScoreNormalizer`), so a new plugin is one file and one
+  registry entry. Reserve and Bind are the scheduler's own: the cache assumes the pod, the
+  binder POSTs pods/binding;
+- PreFilter and PreScore see every node of the snapshot once per cycle, for plugins whose
+  verdict depends on other nodes' pods (topology spread, inter-pod affinity);
 - plugins are pure: they read the pod, the `NodeInfo` and the `CycleState`, do no I/O, and
   must not mutate the pod or the NodeInfo (the cache owns them);
 - `None` returned where a Status is expected means success;
@@ -15,16 +19,18 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from kube.api import Pod
 from scheduler.framework.cycle_state import CycleState
 
 if TYPE_CHECKING:
     from scheduler.cache import NodeInfo
+    from scheduler.framework.fit_error import Diagnosis
 
-__all__ = ["Code", "Status", "Plugin", "PreFilterPlugin", "FilterPlugin", "ScorePlugin", "ScoreNormalizer",
-           "PluginFactory", "MAX_SCORE", "MIN_SCORE", "is_success"]
+__all__ = ["Code", "Status", "Plugin", "PreFilterPlugin", "FilterPlugin", "PostFilterPlugin", "PostFilterResult",
+           "PreScorePlugin", "ScorePlugin", "ScoreNormalizer", "PluginFactory", "MAX_SCORE", "MIN_SCORE",
+           "is_success"]
 
 MAX_SCORE = 100
 MIN_SCORE = 0
@@ -92,7 +98,7 @@ class PreFilterPlugin(Protocol):
 
     name: str
 
-    def pre_filter(self, state: CycleState, pod: Pod) -> Status | None: ...
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None: ...
 
 
 @runtime_checkable
@@ -102,6 +108,38 @@ class FilterPlugin(Protocol):
     name: str
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
+
+
+@dataclass(frozen=True)
+class PostFilterResult:
+    """What a PostFilter found: a node the pod may run on once `victims` (pod keys) are gone."""
+
+    nominated_node: str
+    victims: tuple[Pod, ...] = ()
+
+
+@runtime_checkable
+class PostFilterPlugin(Protocol):
+    """Runs when no node fits (preemption): may nominate a node and the pods to remove from it.
+
+    Pure like the others: it only decides; the scheduler deletes the victims and records the
+    nomination.
+    """
+
+    name: str
+
+    def post_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                    diagnosis: Diagnosis) -> PostFilterResult | None: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Protocol):
+    """Runs once before Score with the feasible nodes and every node; may precompute into the state."""
+
+    name: str
+
+    def pre_score(self, state: CycleState, pod: Pod, feasible: Sequence[NodeInfo],
+                  nodes: Sequence[NodeInfo]) -> Status | None: ...
 
 
 @runtime_checkable

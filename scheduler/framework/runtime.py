@@ -1,9 +1,12 @@
 """The framework runtime: build a profile's plugins from a registry and run their extension points.
 
 Mirrors kube-scheduler `framework/runtime/framework.go`:
-- `Profile` names the plugins to run (in order), their score weights and arguments;
+- `Profile` names the plugins to run (in order), their score weights and arguments, and the
+  extension points where an enabled plugin is switched off (KubeSchedulerConfiguration's
+  per-point `disabled` lists);
 - each plugin is built once by its registry factory; the extension points it serves are
   found from the protocols it satisfies;
+- PostFilter plugins run in order until one nominates a node;
 - Filter stops at the first plugin that rejects a node (the status names that plugin);
 - Score sums `weight * score` over the score plugins, after each plugin's optional
   normalization; a score outside 0..MAX_SCORE is a plugin bug and raises.
@@ -13,7 +16,7 @@ Running a framework is synchronous and does no I/O; one instance may serve many 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypeVar
 
 from kube.api import Pod
 from scheduler.framework.cycle_state import CycleState
@@ -23,7 +26,10 @@ from scheduler.framework.interfaces import (
     FilterPlugin,
     Plugin,
     PluginFactory,
+    PostFilterPlugin,
+    PostFilterResult,
     PreFilterPlugin,
+    PreScorePlugin,
     ScoreNormalizer,
     ScorePlugin,
     Status,
@@ -31,8 +37,12 @@ from scheduler.framework.interfaces import (
 
 if TYPE_CHECKING:  # the cache imports framework.resource; a runtime import would be circular
     from scheduler.cache import NodeInfo
+    from scheduler.framework.fit_error import Diagnosis
 
-__all__ = ["Profile", "Framework"]
+__all__ = ["Profile", "Framework", "EXTENSION_POINTS"]
+
+EXTENSION_POINTS = ("preFilter", "filter", "postFilter", "preScore", "score")
+_P = TypeVar("_P")
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,8 @@ class Profile:
     plugins: tuple[str, ...] = ()
     score_weights: Mapping[str, int] = field(default_factory=dict)
     plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    disabled: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """extension point -> names of enabled plugins that must not run there."""
 
 
 class Framework:
@@ -56,17 +68,24 @@ class Framework:
             if factory is None:
                 raise ValueError(f"plugin {name!r} is not in the registry")
             self.plugins.append(factory(profile.plugin_args.get(name, {})))
-        self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
-        self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
-        self.score_plugins = [p for p in self.plugins if isinstance(p, ScorePlugin)]
+        self.pre_filter_plugins = self._serving("preFilter", PreFilterPlugin)
+        self.filter_plugins = self._serving("filter", FilterPlugin)
+        self.post_filter_plugins = self._serving("postFilter", PostFilterPlugin)
+        self.score_plugins = self._serving("score", ScorePlugin)
+        scoring = {p.name for p in self.score_plugins}
+        self.pre_score_plugins = [p for p in self._serving("preScore", PreScorePlugin) if p.name in scoring]
         for name, weight in profile.score_weights.items():
             if weight <= 0:
                 raise ValueError(f"score weight of {name!r} must be positive, got {weight}")
 
-    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> Status | None:
+    def _serving(self, point: str, protocol: type[_P]) -> list[_P]:
+        off = self.profile.disabled.get(point, frozenset())
+        return [p for p in self.plugins if isinstance(p, protocol) and p.name not in off]  # type: ignore[attr-defined]
+
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """The first non-success PreFilter status, or None when all succeed."""
         for p in self.pre_filter_plugins:
-            status = p.pre_filter(state, pod)
+            status = p.pre_filter(state, pod, nodes)
             if status is not None and not status.is_success():
                 return status.with_plugin(p.name)
         return None
@@ -78,6 +97,22 @@ class Framework:
             if status is not None and not status.is_success():
                 return status.with_plugin(p.name)
         return None
+
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                                diagnosis: Diagnosis) -> PostFilterResult | None:
+        """The first PostFilter nomination (preemption), or None when none can help."""
+        for p in self.post_filter_plugins:
+            result = p.post_filter(state, pod, nodes, diagnosis)
+            if result is not None:
+                return result
+        return None
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, feasible: Sequence[NodeInfo],
+                              nodes: Sequence[NodeInfo]) -> None:
+        for p in self.pre_score_plugins:
+            status = p.pre_score(state, pod, feasible, nodes)
+            if status is not None and not status.is_success():
+                raise RuntimeError(f"plugin {p.name} failed in PreScore: {status.message}")
 
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> dict[str, int]:
         """node name -> weighted total score over all score plugins."""

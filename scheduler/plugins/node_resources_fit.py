@@ -5,7 +5,8 @@ Mirrors kube-scheduler `plugins/noderesources` (Fit plus its scoring strategies)
   largest init container, plus overhead) and stores them in the CycleState;
 - Filter rejects a node whose allocatable minus what is already requested (bound *and*
   assumed pods) cannot hold the pod, with one reason per missing resource: "Too many pods",
-  "Insufficient cpu", "Insufficient memory". Every pod needs a pod slot, even one that
+  "Insufficient cpu", "Insufficient memory", "Insufficient example.com/gpu" (extended
+  resources a node does not list count as 0). Every pod needs a pod slot, even one that
   requests nothing;
 - Score `LeastAllocated` (the default) favours the node with the most free cpu and memory
   after placing the pod: the mean of the free percentages, on non-zero requests, so pods
@@ -14,7 +15,7 @@ Mirrors kube-scheduler `plugins/noderesources` (Fit plus its scoring strategies)
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo
@@ -50,7 +51,7 @@ class NodeResourcesFit:
             raise ValueError(f"{NAME}: unknown scoring strategy {scoring_strategy!r}")
         self._scorer = _least_allocated if scoring_strategy == LEAST_ALLOCATED else _most_allocated
 
-    def pre_filter(self, state: CycleState, pod: Pod) -> Status | None:
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(_STATE_KEY, (pod_requests(pod), pod_non_zero_requests(pod)))
         return None
 
@@ -85,6 +86,9 @@ def insufficient_resources(request: Resource, node_info: NodeInfo) -> list[str]:
         reasons.append("Insufficient cpu")
     if request.memory > 0 and request.memory > alloc.memory - used.memory:
         reasons.append("Insufficient memory")
+    for name, amount in sorted(request.scalar.items()):
+        if amount > alloc.scalar.get(name, 0) - used.scalar.get(name, 0):
+            reasons.append(f"Insufficient {name}")
     return reasons
 
 

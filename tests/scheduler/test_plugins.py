@@ -42,7 +42,7 @@ def node_info(node: Node, *pods: Pod) -> NodeInfo:
 def run_filter(plugin: object, pod: Pod, info: NodeInfo) -> Status | None:
     state = CycleState()
     if hasattr(plugin, "pre_filter"):
-        plugin.pre_filter(state, pod)
+        plugin.pre_filter(state, pod, [info])
     return plugin.filter(state, pod, info)  # type: ignore[attr-defined, no-any-return]
 
 
@@ -164,7 +164,7 @@ def test_pod_overhead_is_added() -> None:
 def test_least_allocated_score(pod: Pod, existing: tuple[Pod, ...], want: int) -> None:
     plugin = NodeResourcesFit()
     state = CycleState()
-    plugin.pre_filter(state, pod)
+    plugin.pre_filter(state, pod, [])
     assert plugin.score(state, pod, node_info(make_node().obj(), *existing)) == want
 
 
