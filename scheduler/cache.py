@@ -19,10 +19,18 @@ without awaiting, so for the duration of one cycle it is a consistent snapshot.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 
 from kube.api import Node, Pod
-from scheduler.framework.resource import Resource, node_allocatable, pod_non_zero_requests, pod_requests
+from scheduler.framework.resource import (
+    HostPort,
+    Resource,
+    node_allocatable,
+    pod_host_ports,
+    pod_non_zero_requests,
+    pod_requests,
+)
 
 __all__ = ["NodeInfo", "PodInfo", "SchedulerCache", "is_terminal"]
 
@@ -35,15 +43,16 @@ def is_terminal(pod: Pod) -> bool:
 
 @dataclass(frozen=True)
 class PodInfo:
-    """A pod counted on a node, with the requests it was counted with."""
+    """A pod counted on a node, with the requests and host ports it was counted with."""
 
     pod: Pod
     requests: Resource
     non_zero_requests: Resource
+    host_ports: tuple[HostPort, ...] = ()
 
     @classmethod
     def of(cls, pod: Pod) -> PodInfo:
-        return cls(pod, pod_requests(pod), pod_non_zero_requests(pod))
+        return cls(pod, pod_requests(pod), pod_non_zero_requests(pod), pod_host_ports(pod))
 
 
 @dataclass
@@ -55,6 +64,9 @@ class NodeInfo:
     requested: Resource = field(default_factory=Resource)
     non_zero_requested: Resource = field(default_factory=Resource)
     allocatable: Resource = field(default_factory=Resource)
+    used_ports: Counter[HostPort] = field(default_factory=Counter)
+    pods_with_affinity: dict[str, PodInfo] = field(default_factory=dict)
+    """The pods with any pod (anti-)affinity terms: what InterPodAffinity must look at for others."""
     generation: int = 0
 
     @property
@@ -64,6 +76,13 @@ class NodeInfo:
     @property
     def pod_count(self) -> int:
         return len(self.pods)
+
+    def clone(self) -> NodeInfo:
+        """A copy whose pods can be added and removed without touching this one (preemption trials)."""
+        return NodeInfo(node=self.node, pods=dict(self.pods), requested=self.requested,
+                        non_zero_requested=self.non_zero_requested, allocatable=self.allocatable,
+                        used_ports=Counter(self.used_ports), pods_with_affinity=dict(self.pods_with_affinity),
+                        generation=self.generation)
 
     def set_node(self, node: Node | None) -> None:
         self.node = node
@@ -77,6 +96,10 @@ class NodeInfo:
         self.pods[key] = info
         self.requested = self.requested + info.requests
         self.non_zero_requested = self.non_zero_requested + info.non_zero_requests
+        self.used_ports.update(info.host_ports)
+        affinity = info.pod.spec.affinity
+        if affinity is not None and (affinity.pod_affinity is not None or affinity.pod_anti_affinity is not None):
+            self.pods_with_affinity[key] = info
         self.generation += 1
 
     def remove_pod(self, key: str) -> bool:
@@ -85,6 +108,9 @@ class NodeInfo:
             return False
         self.requested = self.requested - info.requests
         self.non_zero_requested = self.non_zero_requested - info.non_zero_requests
+        self.used_ports.subtract(info.host_ports)
+        self.pods_with_affinity.pop(key, None)
+        self.used_ports += Counter()  # drop ports no pod uses any more
         self.generation += 1
         return True
 

@@ -8,7 +8,8 @@ Mirrors kube-scheduler `schedule_one.go` (`schedulePod`, `findNodesThatFitPod`,
 - one feasible node is chosen without scoring; otherwise the highest weighted score wins,
   ties going to the node with the fewest pods, then the smallest name, so equal nodes
   receive pods in turn;
-- no feasible node raises `FitError` (its message is the user-facing summary); a plugin
+- no feasible node runs the PostFilter plugins (preemption) and raises `FitError` (its
+  message is the user-facing summary, its `nomination` what preemption found); a plugin
   returning an Error status raises `SchedulingError` (the pod is retried, not reported).
 """
 
@@ -63,7 +64,8 @@ class SchedulingAlgorithm:
         state = CycleState()
         feasible, diagnosis, evaluated = self._find_nodes_that_fit(state, pod, nodes)
         if not feasible:
-            raise FitError(pod_key=pod.key, num_all_nodes=len(nodes), diagnosis=diagnosis)
+            nomination = self.framework.run_post_filter_plugins(state, pod, nodes, diagnosis)
+            raise FitError(pod_key=pod.key, num_all_nodes=len(nodes), diagnosis=diagnosis, nomination=nomination)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1)
         self.framework.run_pre_score_plugins(state, pod, feasible, nodes)

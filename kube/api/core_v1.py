@@ -132,6 +132,7 @@ class ContainerPort(KubeModel):
     name: str | None = None
     protocol: str | None = None
     host_port: int | None = None
+    host_ip: str | None = Field(default=None, alias="hostIP")
 
 
 class EnvVar(KubeModel):

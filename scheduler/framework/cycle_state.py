@@ -16,6 +16,8 @@ __all__ = ["CycleState"]
 class CycleState:
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value

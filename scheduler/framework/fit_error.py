@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from scheduler.framework.interfaces import Status
+from scheduler.framework.interfaces import PostFilterResult, Status
 
 __all__ = ["Diagnosis", "FitError", "NO_NODES_AVAILABLE"]
 
@@ -29,6 +29,8 @@ class Diagnosis:
     node_to_status: dict[str, Status] = field(default_factory=dict)
     unschedulable_plugins: set[str] = field(default_factory=set)
     pre_filter_message: str = ""
+    post_filter_message: str = ""
+    """What preemption concluded when it could not help (appended to the summary)."""
 
     def record(self, node: str, status: Status) -> None:
         self.node_to_status[node] = status
@@ -39,10 +41,13 @@ class Diagnosis:
 class FitError(Exception):
     """No node can run the pod; `str()` is the summary message."""
 
-    def __init__(self, *, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+    def __init__(self, *, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis,
+                 nomination: PostFilterResult | None = None) -> None:
         self.pod_key = pod_key
         self.num_all_nodes = num_all_nodes
         self.diagnosis = diagnosis
+        self.nomination = nomination
+        """Set when preemption found a node: evict `victims`, then the pod fits there."""
         super().__init__(self.message)
 
     @property
@@ -52,10 +57,13 @@ class FitError(Exception):
         msg = f"0/{self.num_all_nodes} nodes are available:"
         if self.diagnosis.pre_filter_message:
             # Every node carries the PreFilter status then; counting it per node would repeat it.
-            return msg + f" {self.diagnosis.pre_filter_message}."
-        histogram: Counter[str] = Counter()
-        for status in self.diagnosis.node_to_status.values():
-            histogram.update(status.reasons)
-        if histogram:
-            msg += " " + ", ".join(sorted(f"{n} {reason}" for reason, n in histogram.items())) + "."
+            msg += f" {self.diagnosis.pre_filter_message}."
+        else:
+            histogram: Counter[str] = Counter()
+            for status in self.diagnosis.node_to_status.values():
+                histogram.update(status.reasons)
+            if histogram:
+                msg += " " + ", ".join(sorted(f"{n} {reason}" for reason, n in histogram.items())) + "."
+        if self.diagnosis.post_filter_message:
+            msg += " " + self.diagnosis.post_filter_message
         return msg

@@ -10,7 +10,9 @@ Mirrors kube-scheduler `framework/interface.go`:
   verdict depends on other nodes' pods (topology spread, inter-pod affinity);
 - plugins are pure: they read the pod, the `NodeInfo` and the `CycleState`, do no I/O, and
   must not mutate the pod or the NodeInfo (the cache owns them);
-- `None` returned where a Status is expected means success;
+- `None` returned where a Status is expected means success; `Status.skip()` from PreFilter
+  or PreScore means the plugin's Filter or Score is not run for this pod this cycle (it
+  would accept every node, or score them all alike), which keeps large clusters fast;
 - scores are integers in 0..MAX_SCORE; a `ScoreNormalizer` may rescale a plugin's scores
   over all feasible nodes before weights are applied.
 """
@@ -43,6 +45,7 @@ class Code(enum.Enum):
     ERROR = "Error"                # an internal failure: the pod is retried, not reported as unschedulable
     UNSCHEDULABLE = "Unschedulable"  # the node does not fit now; it might after preemption
     UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"  # nothing done to other pods would help
+    SKIP = "Skip"  # from PreFilter / PreScore: this plugin has nothing to say for this pod this cycle
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,10 @@ class Status:
     @classmethod
     def unresolvable(cls, *reasons: str, plugin: str = "") -> Status:
         return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons, plugin)
+
+    @classmethod
+    def skip(cls) -> Status:
+        return cls(Code.SKIP)
 
     @classmethod
     def error(cls, reason: str, *, plugin: str = "") -> Status:

@@ -20,7 +20,7 @@ from typing import Callable, Mapping
 from kube.api import Container, Node, Pod
 from kube.quantity import cpu_millis, to_int
 
-__all__ = ["Resource", "is_scalar_resource", "pod_requests", "pod_non_zero_requests", "node_allocatable",
+__all__ = ["Resource", "HostPort", "pod_host_ports", "is_scalar_resource", "pod_requests", "pod_non_zero_requests", "node_allocatable",
            "DEFAULT_MILLI_CPU_REQUEST", "DEFAULT_MEMORY_REQUEST"]
 
 DEFAULT_MILLI_CPU_REQUEST = 100
@@ -117,3 +117,14 @@ def node_allocatable(node: Node) -> Resource:
     base = _amounts(alloc)
     pods = alloc.get("pods")
     return Resource(base.milli_cpu, base.memory, to_int(pods) if pods is not None else 0, base.scalar)
+
+
+HostPort = tuple[str, str, int]
+"""(host IP, protocol, port) of one hostPort a container asks for; the IP defaults to 0.0.0.0."""
+
+
+def pod_host_ports(pod: Pod) -> tuple[HostPort, ...]:
+    """The host ports the pod's containers (init containers included) ask for."""
+    return tuple((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port)
+                 for c in [*(pod.spec.init_containers or []), *pod.spec.containers]
+                 for p in c.ports or [] if p.host_port)

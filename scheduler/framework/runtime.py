@@ -23,6 +23,7 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import (
     MAX_SCORE,
     MIN_SCORE,
+    Code,
     FilterPlugin,
     Plugin,
     PluginFactory,
@@ -72,6 +73,10 @@ class Framework:
         self.filter_plugins = self._serving("filter", FilterPlugin)
         self.post_filter_plugins = self._serving("postFilter", PostFilterPlugin)
         self.score_plugins = self._serving("score", ScorePlugin)
+        for p in self.post_filter_plugins:
+            bind = getattr(p, "bind_filters", None)
+            if bind is not None:
+                bind(self.run_filter_plugins)
         scoring = {p.name for p in self.score_plugins}
         self.pre_score_plugins = [p for p in self._serving("preScore", PreScorePlugin) if p.name in scoring]
         for name, weight in profile.score_weights.items():
@@ -86,13 +91,17 @@ class Framework:
         """The first non-success PreFilter status, or None when all succeed."""
         for p in self.pre_filter_plugins:
             status = p.pre_filter(state, pod, nodes)
-            if status is not None and not status.is_success():
+            if status is not None and status.code is Code.SKIP:
+                state.skip_filter_plugins.add(p.name)
+            elif status is not None and not status.is_success():
                 return status.with_plugin(p.name)
         return None
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """The first rejecting (or erroring) Filter status for this node, or None when it fits."""
         for p in self.filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                continue
             status = p.filter(state, pod, node_info)
             if status is not None and not status.is_success():
                 return status.with_plugin(p.name)
@@ -111,13 +120,17 @@ class Framework:
                               nodes: Sequence[NodeInfo]) -> None:
         for p in self.pre_score_plugins:
             status = p.pre_score(state, pod, feasible, nodes)
-            if status is not None and not status.is_success():
+            if status is not None and status.code is Code.SKIP:
+                state.skip_score_plugins.add(p.name)
+            elif status is not None and not status.is_success():
                 raise RuntimeError(f"plugin {p.name} failed in PreScore: {status.message}")
 
     def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> dict[str, int]:
         """node name -> weighted total score over all score plugins."""
         totals = {n.name: 0 for n in nodes}
         for p in self.score_plugins:
+            if p.name in state.skip_score_plugins:
+                continue
             scores = {n.name: p.score(state, pod, n) for n in nodes}
             if isinstance(p, ScoreNormalizer):
                 status = p.normalize_scores(state, pod, scores)

@@ -131,7 +131,8 @@ def test_a_burst_never_over_commits(cache: SchedulerCache) -> None:
         try:
             host = algorithm.schedule(pod, cache.node_infos()).suggested_host
         except FitError as e:
-            assert str(e) == "0/2 nodes are available: 2 Insufficient cpu."
+            assert str(e) == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+                                  "2 No preemption victims found for incoming pod..")
             unschedulable += 1
             continue
         cache.assume_pod(bound(pod, host), host)

@@ -200,9 +200,15 @@ def default_algorithm() -> SchedulingAlgorithm:
 
 def test_framework_discovers_extension_points() -> None:
     fwk = Framework(Profile(plugins=DEFAULT_PLUGINS, score_weights=DEFAULT_SCORE_WEIGHTS), IN_TREE_REGISTRY)
-    assert [p.name for p in fwk.filter_plugins] == list(DEFAULT_PLUGINS)
-    assert [p.name for p in fwk.pre_filter_plugins] == ["NodeResourcesFit"]
-    assert [p.name for p in fwk.score_plugins] == ["NodeResourcesFit"]
+    assert [p.name for p in fwk.filter_plugins] == [
+        "NodeUnschedulable", "NodeName", "NodeReady", "TaintToleration", "NodeAffinity", "NodePorts",
+        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+    assert [p.name for p in fwk.pre_filter_plugins] == [
+        "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+    assert [p.name for p in fwk.post_filter_plugins] == ["DefaultPreemption"]
+    assert [p.name for p in fwk.score_plugins] == [
+        "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
+        "NodeResourcesBalancedAllocation", "ImageLocality"]
     with pytest.raises(ValueError, match="not in the registry"):
         Framework(Profile(plugins=("Nope",)), IN_TREE_REGISTRY)
 
@@ -213,7 +219,9 @@ def test_schedule_reports_summary_when_nothing_fits() -> None:
              node_info(make_node().name("c").capacity(cpu="1").obj())]
     with pytest.raises(FitError) as e:
         default_algorithm().schedule(make_pod().req(cpu="2").obj(), nodes)
-    assert str(e.value) == "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu."
+    assert str(e.value) == ("0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu. "
+                            "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling., "
+                            "2 No preemption victims found for incoming pod..")
     assert e.value.diagnosis.unschedulable_plugins == {"NodeUnschedulable", "NodeResourcesFit"}
 
 

@@ -154,7 +154,8 @@ async def test_pods_are_bound_spread_and_never_over_commit(cluster: Cluster, sch
         return cond.message
 
     message = await eventually(unschedulable_condition, timeout=30, message="PodScheduled=False")
-    assert message == "0/2 nodes are available: 2 Insufficient cpu."
+    assert message == ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+                       "2 No preemption victims found for incoming pod..")
     failed = await eventually(lambda: cluster.events("FailedScheduling"), timeout=15)
     assert failed[0].type == "Warning" and failed[0].message == message
     assert failed[0].involved_object.name == pending.metadata.name
@@ -196,8 +197,9 @@ async def test_unschedulable_summary_and_retry_when_room_appears(cluster: Cluste
         cond = (await cluster.client.get(Pod, "big", cluster.namespace)).status.condition("PodScheduled")
         return cond.message if cond is not None and cond.status == "False" else None
 
-    assert await eventually(message, timeout=30) == \
-        "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu."
+    assert await eventually(message, timeout=30) == (
+        "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu. preemption: 0/3 nodes are "
+        "available: 1 Preemption is not helpful for scheduling., 2 No preemption victims found for incoming pod..")
 
     # Room appears: a new node is an event that retries the pod right away.
     roomy = await cluster.add_node("roomy", cpu="4")
