@@ -54,7 +54,7 @@ class ClusterEventHandlers:
         if pod.spec.node_name:
             self.cache.add_pod(pod)
         elif is_pending_for(pod, self.scheduler_name):
-            self.queue.add(pod.key)
+            self.queue.add(pod.key, pod.spec.priority or 0)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
         key = new.key
@@ -66,7 +66,7 @@ class ClusterEventHandlers:
                 self.queue.move_all_to_active("AssignedPodTerminated")
         elif is_pending_for(new, self.scheduler_name):
             if not (self.queue.is_unschedulable(key) and _only_status_changed(old, new)):
-                self.queue.add(key)
+                self.queue.add(key, new.spec.priority or 0)
         else:
             self.queue.forget(key)
 

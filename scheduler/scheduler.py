@@ -11,7 +11,9 @@ Mirrors kube-scheduler `scheduler.go` and `schedule_one.go`, in one asyncio proc
   in flight and still sees the first pod's requests. A failed binding forgets the
   assumption and retries the pod with backoff; success records a `Scheduled` event;
 - a pod that fits nowhere gets `PodScheduled=False` (reason `Unschedulable`, the summary
-  message) and a `FailedScheduling` event, and is retried with backoff and on cluster events.
+  message) and a `FailedScheduling` event, and is retried with backoff and on cluster events;
+- when preemption nominated a node, the victims are deleted (each with a `Preempted`
+  event) and the pod's `status.nominatedNodeName` is set; their deletion retries the pod.
 Nothing here persists: after a crash the informers' first list rebuilds everything, and pods
 bound before the crash are simply not pending any more.
 """
@@ -154,12 +156,40 @@ class Scheduler:
         key, message = pod.key, err.message
         logger.debug("Pod is unschedulable", extra={"pod": key, "reason": message})
         self.queue.add_unschedulable(key)
+        if err.nomination is not None:
+            self._start(self._preempt(pod, err.nomination.nominated_node, err.nomination.victims))
         self.recorder.record(pod, type_=WARNING, reason="FailedScheduling", message=message)
         cond = pod.status.condition("PodScheduled")
         current = cond is not None and (cond.status, cond.reason, cond.message) == ("False", "Unschedulable", message)
         if not current and self._status_in_flight.get(key) != message:
             self._status_in_flight[key] = message
             self._start(self._set_unschedulable_condition(pod, message))
+
+    async def _preempt(self, pod: Pod, node_name: str, victims: tuple[Pod, ...]) -> None:
+        """Nominate `node_name` for `pod` and delete the victims there (each conditional on its uid)."""
+        logger.info("Preempting", extra={"pod": pod.key, "node": node_name,
+                                         "victims": [v.key for v in victims]})
+        for victim in victims:
+            try:
+                await self.client.delete(Pod, str(victim.metadata.name), victim.metadata.namespace,
+                                         uid=victim.metadata.uid)
+            except NotFound:
+                continue
+            except Exception as e:  # the next attempt preempts again if still needed
+                logger.warning("Deleting a preemption victim failed", extra={"pod": victim.key, "error": repr(e)})
+                continue
+            self.recorder.record(victim, type_=NORMAL, reason="Preempted",
+                                 message=f"Preempted by pod {pod.metadata.uid} on node {node_name}")
+        if pod.status.nominated_node_name != node_name:
+            try:
+                async with self._status_slots:
+                    await self.client.patch(Pod, str(pod.metadata.name),
+                                            {"status": {"nominatedNodeName": node_name}},
+                                            pod.metadata.namespace, subresource="status")
+            except (Conflict, NotFound):
+                pass
+            except Exception as e:
+                logger.warning("Setting nominatedNodeName failed", extra={"pod": pod.key, "error": repr(e)})
 
     async def _set_unschedulable_condition(self, pod: Pod, message: str) -> None:
         """Write PodScheduled=False; conditional on the pod's resourceVersion, so it never lands on a newer pod."""

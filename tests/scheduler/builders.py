@@ -10,7 +10,21 @@ from __future__ import annotations
 
 import uuid
 
-from kube.api import Container, Node, NodeCondition, Pod, ResourceRequirements, Toleration
+from typing import Any
+
+from kube.api import (
+    Affinity,
+    Container,
+    ContainerImage,
+    ContainerPort,
+    Node,
+    NodeCondition,
+    Pod,
+    ResourceRequirements,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+)
 
 __all__ = ["make_pod", "make_node", "PodBuilder", "NodeBuilder"]
 
@@ -70,9 +84,98 @@ class PodBuilder:
         self._pod.metadata.deletion_timestamp = "2024-01-01T00:00:00Z"
         return self
 
-    def toleration(self, key: str, effect: str = "NoSchedule", operator: str = "Exists") -> PodBuilder:
+    def toleration(self, key: str, effect: str = "NoSchedule", operator: str = "Exists",
+                   value: str | None = None) -> PodBuilder:
         self._pod.spec.tolerations = [*(self._pod.spec.tolerations or []),
-                                      Toleration(key=key, operator=operator, effect=effect)]
+                                      Toleration(key=key, operator=operator, effect=effect, value=value)]
+        return self
+
+    def label(self, key: str, value: str) -> PodBuilder:
+        self._pod.metadata.labels = {**(self._pod.metadata.labels or {}), key: value}
+        return self
+
+    def priority(self, value: int) -> PodBuilder:
+        self._pod.spec.priority = value
+        return self
+
+    def preemption_policy(self, policy: str) -> PodBuilder:
+        self._pod.spec.preemption_policy = policy
+        return self
+
+    def node_selector(self, **labels: str) -> PodBuilder:
+        self._pod.spec.node_selector = {**(self._pod.spec.node_selector or {}), **labels}
+        return self
+
+    def _affinity(self) -> dict[str, Any]:
+        return self._pod.spec.affinity.to_dict() if self._pod.spec.affinity else {}
+
+    def _set_affinity(self, raw: dict[str, Any]) -> None:
+        self._pod.spec.affinity = Affinity.model_validate(raw)
+
+    def node_affinity_in(self, key: str, *values: str, operator: str = "In") -> PodBuilder:
+        """Add a required nodeSelectorTerm with one expression (terms are ORed)."""
+        raw = self._affinity()
+        na = raw.setdefault("nodeAffinity", {})
+        required = na.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []})
+        expr: dict[str, Any] = {"key": key, "operator": operator}
+        if values:
+            expr["values"] = list(values)
+        required["nodeSelectorTerms"].append({"matchExpressions": [expr]})
+        self._set_affinity(raw)
+        return self
+
+    def preferred_node(self, weight: int, key: str, *values: str) -> PodBuilder:
+        raw = self._affinity()
+        na = raw.setdefault("nodeAffinity", {})
+        na.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+            {"weight": weight, "preference": {"matchExpressions": [{"key": key, "operator": "In",
+                                                                   "values": list(values)}]}})
+        self._set_affinity(raw)
+        return self
+
+    def pod_affinity(self, topology_key: str, *, anti: bool = False, weight: int | None = None,
+                     **match_labels: str) -> PodBuilder:
+        """Add a required (or, with `weight`, preferred) pod (anti-)affinity term."""
+        raw = self._affinity()
+        group = raw.setdefault("podAntiAffinity" if anti else "podAffinity", {})
+        term = {"labelSelector": {"matchLabels": match_labels}, "topologyKey": topology_key}
+        if weight is None:
+            group.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+        else:
+            group.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                {"weight": weight, "podAffinityTerm": term})
+        self._set_affinity(raw)
+        return self
+
+    def spread(self, max_skew: int, topology_key: str, *, when: str = "DoNotSchedule", min_domains: int | None = None,
+               **match_labels: str) -> PodBuilder:
+        constraint: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when,
+                                      "labelSelector": {"matchLabels": match_labels}}
+        if min_domains is not None:
+            constraint["minDomains"] = min_domains
+        self._pod.spec.topology_spread_constraints = [*(self._pod.spec.topology_spread_constraints or []),
+                                                      TopologySpreadConstraint.model_validate(constraint)]
+        return self
+
+    def host_port(self, port: int, protocol: str = "TCP", host_ip: str | None = None) -> PodBuilder:
+        if not self._pod.spec.containers:
+            self.container()
+        c = self._pod.spec.containers[-1]
+        c.ports = [*(c.ports or []), ContainerPort(container_port=port, host_port=port, protocol=protocol,
+                                                   host_ip=host_ip)]
+        return self
+
+    def image(self, image: str) -> PodBuilder:
+        self._pod.spec.containers.append(Container(name=f"c{len(self._pod.spec.containers)}", image=image))
+        return self
+
+    def extended(self, name: str, amount: str) -> PodBuilder:
+        self._pod.spec.containers.append(Container(name=f"c{len(self._pod.spec.containers)}", image="busybox",
+                                                   resources=ResourceRequirements(requests={name: amount})))
+        return self
+
+    def created(self, timestamp: str) -> PodBuilder:
+        self._pod.metadata.creation_timestamp = timestamp
         return self
 
     def obj(self) -> Pod:
@@ -116,6 +219,20 @@ class NodeBuilder:
 
     def label(self, key: str, value: str) -> NodeBuilder:
         self._node.metadata.labels = {**(self._node.metadata.labels or {}), key: value}
+        return self
+
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> NodeBuilder:
+        self._node.spec.taints = [*(self._node.spec.taints or []), Taint(key=key, value=value or None, effect=effect)]
+        return self
+
+    def allocatable(self, name: str, amount: str) -> NodeBuilder:
+        assert self._node.status.allocatable is not None
+        self._node.status.allocatable[name] = amount
+        return self
+
+    def image(self, name: str, size_mb: int) -> NodeBuilder:
+        self._node.status.images = [*(self._node.status.images or []),
+                                    ContainerImage(names=[name], size_bytes=size_mb * 1024 * 1024)]
         return self
 
     def obj(self) -> Node:

@@ -108,3 +108,22 @@ async def test_unschedulable_pods_retry_after_backoff() -> None:
     queue.forget("default/p")
     assert queue.num_attempts("default/p") == 0
     await queue.shut_down()
+
+
+async def test_higher_priority_pods_pop_first_then_oldest() -> None:
+    queue = SchedulingQueue(clock=FakeClock())
+    queue.add("default/low-old", 0)
+    queue.add("default/high", 1000)
+    queue.add("default/low-new", 0)
+    queue.add("default/mid", 10)
+    assert await pop_all(queue) == ["default/high", "default/mid", "default/low-old", "default/low-new"]
+
+
+async def test_a_key_added_while_processing_waits_for_done() -> None:
+    queue = SchedulingQueue(clock=FakeClock())
+    queue.add("default/p")
+    key = await queue.pop()
+    queue.add("default/p")
+    assert len(queue) == 0
+    queue.done(key)
+    assert await pop_all(queue) == ["default/p"]
