@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import signal
 import socket
 import sys
 import uuid
+from typing import TypeVar
 
 from kube.client import KubeconfigError, RESTClient, load_kubeconfig
 from kube.leaderelection import LeaderElector, LeadershipLost
 from kube.log import setup_logging
 from scheduler.config import DEFAULT_SCHEDULER_NAME, FIELD_MANAGER, USER_AGENT, SchedulerConfig
+from scheduler.profile_config import ConfigError, load_config
 from scheduler.scheduler import Scheduler
+
+T = TypeVar("T")
 
 logger = logging.getLogger("scheduler")
 
@@ -27,6 +32,8 @@ logger = logging.getLogger("scheduler")
 def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
     p = argparse.ArgumentParser(prog="python -m scheduler", description="picokube scheduler")
     p.add_argument("--kubeconfig", help="kubeconfig with the scheduler's identity")
+    p.add_argument("--config", help="a KubeSchedulerConfiguration file (profiles, plugins, weights); its "
+                                    "settings win over the flags")
     p.add_argument("--scheduler-name", default=DEFAULT_SCHEDULER_NAME,
                    help="schedule pods whose spec.schedulerName is this")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -44,11 +51,24 @@ def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
     a = p.parse_args(argv)
     election = None if not a.leader_elect else \
         (a.leader_elect_lease_duration, a.leader_elect_renew_deadline, a.leader_elect_retry_period)
-    return SchedulerConfig(kubeconfig=a.kubeconfig, scheduler_name=a.scheduler_name, log_level=a.log_level,
-                           percentage_of_nodes_to_score=a.percentage_of_nodes_to_score,
-                           pod_initial_backoff_seconds=a.pod_initial_backoff_seconds,
-                           pod_max_backoff_seconds=a.pod_max_backoff_seconds, parallel_binds=a.parallel_binds,
-                           leader_election=election)
+    config = SchedulerConfig(kubeconfig=a.kubeconfig, scheduler_name=a.scheduler_name, log_level=a.log_level,
+                             percentage_of_nodes_to_score=a.percentage_of_nodes_to_score,
+                             pod_initial_backoff_seconds=a.pod_initial_backoff_seconds,
+                             pod_max_backoff_seconds=a.pod_max_backoff_seconds, parallel_binds=a.parallel_binds,
+                             leader_election=election)
+    if a.config is None:
+        return config
+    f = load_config(a.config)
+    return dataclasses.replace(
+        config, profiles=f.profiles, kubeconfig=a.kubeconfig or f.kubeconfig,
+        percentage_of_nodes_to_score=_first(f.percentage_of_nodes_to_score, config.percentage_of_nodes_to_score),
+        pod_initial_backoff_seconds=_first(f.pod_initial_backoff_seconds, config.pod_initial_backoff_seconds),
+        pod_max_backoff_seconds=_first(f.pod_max_backoff_seconds, config.pod_max_backoff_seconds),
+        leader_election=f.leader_election or config.leader_election)
+
+
+def _first(value: T | None, fallback: T) -> T:
+    return fallback if value is None else value
 
 
 async def run(config: SchedulerConfig) -> None:
@@ -74,7 +94,11 @@ async def run(config: SchedulerConfig) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    config = parse_args(argv)
+    try:
+        config = parse_args(argv)
+    except ConfigError as e:
+        print(f"scheduler: {e}", file=sys.stderr)
+        return 1
     setup_logging(config.log_level, component="scheduler")
     try:
         asyncio.run(run(config))

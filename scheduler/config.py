@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler.framework import Profile
+
 __all__ = ["SchedulerConfig", "USER_AGENT", "FIELD_MANAGER", "DEFAULT_SCHEDULER_NAME"]
 
 USER_AGENT = "picokube-scheduler"
@@ -25,4 +27,6 @@ class SchedulerConfig:
     """Bindings in flight at once; more pods keep being scheduled (and assumed) meanwhile."""
     parallel_status_updates: int = 4
     leader_election: tuple[float, float, float] | None = None
+    profiles: tuple[Profile, ...] = ()
+    """From --config; empty: one default profile named `scheduler_name`."""
     """With --leader-elect: (lease duration, renew deadline, retry period) of kube-system/kube-scheduler."""

@@ -14,6 +14,8 @@ only touch loop-local state:
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from kube.api import Node, Pod
 from scheduler.cache import SchedulerCache, is_terminal
 from scheduler.config import DEFAULT_SCHEDULER_NAME
@@ -22,10 +24,11 @@ from scheduler.queue import SchedulingQueue
 __all__ = ["ClusterEventHandlers", "is_pending_for", "node_scheduling_properties_changed"]
 
 
-def is_pending_for(pod: Pod, scheduler_name: str) -> bool:
-    """True when `pod` waits for a node and `scheduler_name` is responsible for it."""
+def is_pending_for(pod: Pod, scheduler_names: str | AbstractSet[str]) -> bool:
+    """True when `pod` waits for a node and one of `scheduler_names` (profiles) is responsible for it."""
+    names = {scheduler_names} if isinstance(scheduler_names, str) else scheduler_names
     return (not pod.spec.node_name and not pod.metadata.deletion_timestamp and not is_terminal(pod)
-            and (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) == scheduler_name)
+            and (pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) in names)
 
 
 def _conditions(node: Node) -> dict[str, str]:
@@ -46,8 +49,10 @@ def _only_status_changed(old: Pod, new: Pod) -> bool:
 class ClusterEventHandlers:
     """The pod and node handlers of one scheduler; register with `EventHandler(on_add=...)`."""
 
-    def __init__(self, *, cache: SchedulerCache, queue: SchedulingQueue, scheduler_name: str) -> None:
-        self.cache, self.queue, self.scheduler_name = cache, queue, scheduler_name
+    def __init__(self, *, cache: SchedulerCache, queue: SchedulingQueue,
+                 scheduler_name: str | AbstractSet[str]) -> None:
+        self.cache, self.queue = cache, queue
+        self.scheduler_name = frozenset([scheduler_name]) if isinstance(scheduler_name, str) else scheduler_name
 
     # --- pods ----------------------------------------------------------------------------
     def on_pod_add(self, pod: Pod) -> None:

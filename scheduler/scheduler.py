@@ -29,13 +29,14 @@ from kube.cache import EventHandler, InformerFactory
 from kube.client import RESTClient
 from kube.clock import Clock, now_rfc3339
 from kube.errors import Conflict, NotFound
+from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.workqueue import ShutDown
 from scheduler.cache import SchedulerCache
-from scheduler.config import SchedulerConfig
+from scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from scheduler.event_handlers import ClusterEventHandlers, is_pending_for
-from scheduler.events import NORMAL, WARNING, EventRecorder
-from scheduler.framework import FitError, Framework, PluginFactory, Profile
-from scheduler.plugins import DEFAULT_PLUGINS, DEFAULT_SCORE_WEIGHTS, IN_TREE_REGISTRY
+from scheduler.framework import FitError, Framework, PluginFactory
+from scheduler.plugins import IN_TREE_REGISTRY
+from scheduler.profile_config import default_profile
 from scheduler.queue import SchedulingQueue
 from scheduler.schedule_one import SchedulingAlgorithm, SchedulingError
 
@@ -57,12 +58,13 @@ class Scheduler:
         self.cache = SchedulerCache()
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
                                      max_backoff=config.pod_max_backoff_seconds, clock=clock)
-        profile = Profile(scheduler_name=config.scheduler_name, plugins=DEFAULT_PLUGINS,
-                          score_weights=DEFAULT_SCORE_WEIGHTS)
-        self.algorithm = SchedulingAlgorithm(Framework(profile, registry),
-                                             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score)
-        self.recorder = EventRecorder(client, component=config.scheduler_name)
-        handlers = ClusterEventHandlers(cache=self.cache, queue=self.queue, scheduler_name=config.scheduler_name)
+        profiles = config.profiles or (default_profile(config.scheduler_name),)
+        self.algorithms = {p.scheduler_name: SchedulingAlgorithm(
+            Framework(p, registry), percentage_of_nodes_to_score=config.percentage_of_nodes_to_score)
+            for p in profiles}
+        self.scheduler_names = frozenset(self.algorithms)
+        self.recorders = {name: EventRecorder(client, component=name) for name in self.algorithms}
+        handlers = ClusterEventHandlers(cache=self.cache, queue=self.queue, scheduler_name=self.scheduler_names)
         self.pod_informer.add_event_handler(EventHandler(
             on_add=handlers.on_pod_add, on_update=handlers.on_pod_update, on_delete=handlers.on_pod_delete))
         self.node_informer.add_event_handler(EventHandler(
@@ -74,12 +76,13 @@ class Scheduler:
 
     async def run(self) -> None:
         """Watch, schedule and bind until cancelled; every task it starts is owned here."""
-        logger.info("Starting scheduler", extra={"scheduler_name": self.config.scheduler_name})
+        logger.info("Starting scheduler", extra={"profiles": sorted(self.scheduler_names)})
         try:
             async with asyncio.TaskGroup() as tg:
                 self._tasks = tg
                 tg.create_task(self.factory.run())
-                tg.create_task(self.recorder.run())
+                for recorder in self.recorders.values():
+                    tg.create_task(recorder.run())
                 await self.factory.wait_for_cache_sync()
                 nodes, pods = self.cache.counts()
                 logger.info("Caches synced", extra={"nodes": nodes, "bound_pods": pods, "pending": len(self.queue)})
@@ -107,13 +110,13 @@ class Scheduler:
     def schedule_one(self, key: str) -> None:
         """Make one scheduling attempt for the pod under `key`, as the store has it now."""
         pod = self.pod_informer.store.get(key)
-        if pod is None or not is_pending_for(pod, self.config.scheduler_name):
+        if pod is None or not is_pending_for(pod, self.scheduler_names):
             self.queue.forget(key)
             return
         if self.cache.is_assumed(key):
             return  # its binding is in flight; the outcome requeues it if needed
         try:
-            result = self.algorithm.schedule(pod, self.cache.node_infos())
+            result = self.algorithm_for(pod).schedule(pod, self.cache.node_infos())
         except FitError as e:
             self._handle_unschedulable(pod, e)
             return
@@ -127,6 +130,13 @@ class Scheduler:
         logger.debug("Pod assumed", extra={"pod": key, "node": host, "feasible": result.feasible_nodes,
                                            "evaluated": result.evaluated_nodes})
         self._start(self._bind(pod, host))
+
+    def algorithm_for(self, pod: Pod) -> SchedulingAlgorithm:
+        return self.algorithms[pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME]
+
+    def recorder_for(self, pod: Pod) -> EventRecorder:
+        return self.recorders.get(pod.spec.scheduler_name or DEFAULT_SCHEDULER_NAME) or \
+            next(iter(self.recorders.values()))
 
     def _start(self, coro: Coroutine[Any, Any, None]) -> None:
         assert self._tasks is not None, "schedule_one runs only inside run()"
@@ -148,8 +158,7 @@ class Scheduler:
         self.cache.finish_binding(key)
         self.queue.forget(key)
         logger.info("Pod bound", extra={"pod": key, "node": node_name})
-        self.recorder.record(pod, type_=NORMAL, reason="Scheduled",
-                             message=f"Successfully assigned {ns}/{name} to {node_name}")
+        self.recorder_for(pod).event(pod, EVENT_NORMAL, "Scheduled", f"Successfully assigned {ns}/{name} to {node_name}")
 
     # --- unschedulable pods --------------------------------------------------------------
     def _handle_unschedulable(self, pod: Pod, err: FitError) -> None:
@@ -158,7 +167,7 @@ class Scheduler:
         self.queue.add_unschedulable(key)
         if err.nomination is not None:
             self._start(self._preempt(pod, err.nomination.nominated_node, err.nomination.victims))
-        self.recorder.record(pod, type_=WARNING, reason="FailedScheduling", message=message)
+        self.recorder_for(pod).event(pod, EVENT_WARNING, "FailedScheduling", message)
         cond = pod.status.condition("PodScheduled")
         current = cond is not None and (cond.status, cond.reason, cond.message) == ("False", "Unschedulable", message)
         if not current and self._status_in_flight.get(key) != message:
@@ -178,8 +187,8 @@ class Scheduler:
             except Exception as e:  # the next attempt preempts again if still needed
                 logger.warning("Deleting a preemption victim failed", extra={"pod": victim.key, "error": repr(e)})
                 continue
-            self.recorder.record(victim, type_=NORMAL, reason="Preempted",
-                                 message=f"Preempted by pod {pod.metadata.uid} on node {node_name}")
+            self.recorder_for(pod).event(victim, EVENT_NORMAL, "Preempted",
+                                         f"Preempted by pod {pod.metadata.uid} on node {node_name}")
         if pod.status.nominated_node_name != node_name:
             try:
                 async with self._status_slots:
