@@ -15,8 +15,9 @@ NODE_LEASE_NAMESPACE = "kube-node-lease"
 class KubeletConfig:
     """Everything the kubelet needs to know about its node; times are seconds.
 
-    `node_status_update_frequency` paces both the Lease renewal and the Node status
-    heartbeat (upstream renews the Lease every 10 s and keeps the status fresh on change);
+    `node_status_update_frequency` paces the Lease renewal (upstream: every 10 s) and
+    `node_status_report_frequency` the Node status rewrite (upstream: 5 min, here 1 min);
+    `node_labels` and `register_with_taints` are set when the Node is first created;
     `port` 0 lets the OS choose the kubelet server's port, which the Node then publishes in
     `status.daemonEndpoints.kubeletEndpoint.Port`.
     """
@@ -33,6 +34,9 @@ class KubeletConfig:
     tls_private_key_file: str | None = None
     client_ca_file: str | None = None
     node_status_update_frequency: float = 10.0
+    node_status_report_frequency: float = 60.0
+    node_labels: dict[str, str] = field(default_factory=dict)
+    register_with_taints: tuple[dict[str, str], ...] = ()
     node_lease_duration_seconds: int = 40
     housekeeping_interval: float = 2.0
     relist_interval: float = 1.0

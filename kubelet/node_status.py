@@ -45,6 +45,8 @@ class NodeStatusManager:
         self.kubelet_port = config.port
         self._conditions: dict[str, dict[str, Any]] = {}
         self._node_uid: str | None = None
+        self._lease: Lease | None = None  # the last Lease we wrote: renewals need no GET
+        self._last_report = 0.0
 
     # --- the Node ------------------------------------------------------------------------
     def _node_body(self) -> dict[str, Any]:
@@ -53,8 +55,10 @@ class NodeStatusManager:
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                                                   "kubernetes.io/arch": _ARCH, "beta.kubernetes.io/os": "linux",
-                                                  "beta.kubernetes.io/arch": _ARCH}},
-            "spec": {"podCIDR": self.config.pod_cidr, "podCIDRs": [self.config.pod_cidr]},
+                                                  "beta.kubernetes.io/arch": _ARCH, **self.config.node_labels}},
+            "spec": {"podCIDR": self.config.pod_cidr, "podCIDRs": [self.config.pod_cidr],
+                     **({"taints": [dict(t) for t in self.config.register_with_taints]}
+                        if self.config.register_with_taints else {})},
             "status": self._status(),
         }
 
@@ -95,12 +99,14 @@ class NodeStatusManager:
         while True:
             try:
                 try:
-                    node = await self.client.create(Node.model_validate(self._node_body()))
+                    await self.client.create(Node.model_validate(self._node_body()))
+                    node = await self.update_status()  # the create's status is the server's, not ours
                     logger.info("Node registered", extra={"node": self.config.node_name})
                 except AlreadyExists:
                     node = await self.update_status()
                     logger.info("Node already registered, status refreshed", extra={"node": self.config.node_name})
                 self._node_uid = node.metadata.uid
+                self._last_report = self.clock.now()
                 return
             except Exception as e:  # the API server may not be up yet: keep trying
                 logger.warning("Registering node failed, will retry", extra={"error": repr(e)})
@@ -121,9 +127,10 @@ class NodeStatusManager:
         return spec
 
     async def renew_lease(self) -> None:
+        """Renew from the last written Lease (one request); read it again only after a conflict."""
         name, ns = self.config.node_name, NODE_LEASE_NAMESPACE
         try:
-            lease = await self.client.get(Lease, name, ns)
+            lease = self._lease or await self.client.get(Lease, name, ns)
         except NotFound:
             body: dict[str, Any] = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                                     "metadata": {"name": name, "namespace": ns}, "spec": self._lease_spec(None)}
@@ -131,27 +138,44 @@ class NodeStatusManager:
                 body["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": name,
                                                         "uid": self._node_uid}]
             try:
-                await self.client.create(Lease.model_validate(body))
+                self._lease = await self.client.create(Lease.model_validate(body))
             except AlreadyExists:
                 pass
             return
         spec = {**lease.spec.to_dict(), **self._lease_spec(lease)}
         try:
-            await self.client.update(lease.model_copy(update={"spec": type(lease.spec).model_validate(spec)}))
-        except Conflict:
-            pass  # someone else wrote it in between; the next tick renews
+            self._lease = await self.client.update(
+                lease.model_copy(update={"spec": type(lease.spec).model_validate(spec)}))
+        except (Conflict, NotFound):
+            self._lease = None  # someone else wrote or removed it; the next tick reads it again
+            raise
 
     # --- the loop ------------------------------------------------------------------------
     async def run(self) -> None:
-        """Renew the Lease and post status every period until cancelled; errors are retried."""
+        """Renew the Lease every period and post status every report period; errors are retried.
+
+        As upstream: the Lease is the heartbeat the node lifecycle controller watches; the
+        Node's status is rewritten only every `node_status_report_frequency` (its conditions'
+        lastHeartbeatTime moves then), so a large cluster is not one status write per node
+        per ten seconds.
+        """
         period = self.config.node_status_update_frequency
         while True:
-            for what, step in (("lease", self.renew_lease), ("status", self.update_status)):
+            steps = [("lease", self.renew_lease)]
+            if self.clock.now() - self._last_report >= self.config.node_status_report_frequency:
+                steps.append(("status", self._report))
+            for what, step in steps:
                 try:
                     await step()
                 except NotFound:
                     if what == "status":  # someone deleted our Node: register it again
                         await self.register()
+                except Conflict:
+                    pass
                 except Exception as e:
                     logger.warning("Heartbeat failed, will retry", extra={"what": what, "error": repr(e)})
             await self.clock.sleep(period)
+
+    async def _report(self) -> None:
+        await self.update_status()
+        self._last_report = self.clock.now()
