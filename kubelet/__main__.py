@@ -1,13 +1,16 @@
 """`python -m kubelet --kubeconfig FILE --node-name NAME`: run one node's kubelet until SIGTERM.
 
-Flags follow the upstream kubelet's names where one exists. Exit status 0 on a signal, 1 on
-a configuration error (named on stderr, no traceback).
+Flags follow the upstream kubelet's names where one exists. `--count N --node-name-prefix P`
+(simulated runtime only) runs N hollow nodes P1..PN in this one process instead, for scale
+tests (see `kubelet.hollow`). Exit status 0 on a signal, 1 on a configuration error (named on
+stderr, no traceback).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import signal
 import sys
@@ -18,6 +21,7 @@ from kube.log import setup_logging
 from kubelet.config import FIELD_MANAGER, USER_AGENT, KubeletConfig
 from kubelet.cri.interface import RuntimeService
 from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntime
+from kubelet.hollow import hollow_configs, run_hollow_nodes
 from kubelet.kubelet import Kubelet
 from kubelet.logs import ContainerLogSource
 from kubelet.server import KubeletServer
@@ -36,10 +40,46 @@ def _capacity(text: str) -> dict[str, str]:
         raise ConfigError(str(e)) from None
 
 
-def parse_args(argv: list[str] | None = None) -> KubeletConfig:
+def _labels(text: str) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ConfigError(f"--node-labels: {item!r} is not KEY=VALUE")
+        labels[key] = value
+    return labels
+
+
+def _taints(text: str) -> tuple[dict[str, str], ...]:
+    taints = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        kv, colon, effect = item.rpartition(":")
+        key, _, value = kv.partition("=")
+        if not colon or not key or effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ConfigError(f"--register-with-taints: {item!r} is not KEY[=VALUE]:NoSchedule|PreferNoSchedule|"
+                              "NoExecute")
+        taints.append({"key": key, "effect": effect, **({"value": value} if value else {})})
+    return tuple(taints)
+
+
+@dataclasses.dataclass(frozen=True)
+class Invocation:
+    config: KubeletConfig
+    count: int = 0
+    """0: one ordinary kubelet; N: N hollow nodes named `node_name_prefix` + 1..N."""
+    node_name_prefix: str = "hollow-"
+
+
+def parse_args(argv: list[str] | None = None) -> Invocation:
     p = argparse.ArgumentParser(prog="python -m kubelet", description="picokube kubelet")
     p.add_argument("--kubeconfig", help="kubeconfig with this node's identity (system:node:<name>)")
-    p.add_argument("--node-name", required=True)
+    p.add_argument("--node-name", help="this node's name (required unless --count)")
+    p.add_argument("--count", type=int, default=0,
+                   help="run this many hollow nodes in one process (simulated runtime; cluster-admin kubeconfig)")
+    p.add_argument("--node-name-prefix", default="hollow-", help="with --count: nodes are PREFIX1..PREFIXN")
+    p.add_argument("--node-labels", default="", help="labels for the Node when registered: KEY=VALUE,...")
+    p.add_argument("--register-with-taints", default="",
+                   help="taints for the Node when registered: KEY[=VALUE]:EFFECT,...")
     p.add_argument("--runtime", choices=["cri", "simulated"], default="simulated")
     p.add_argument("--container-runtime-endpoint", default="unix:///run/containerd/containerd.sock")
     p.add_argument("--node-capacity", default="cpu=4,memory=8Gi,pods=110",
@@ -52,17 +92,24 @@ def parse_args(argv: list[str] | None = None) -> KubeletConfig:
     p.add_argument("--tls-cert-file")
     p.add_argument("--tls-private-key-file")
     p.add_argument("--client-ca-file")
-    p.add_argument("--node-status-update-frequency", type=float, default=10.0)
+    p.add_argument("--node-status-update-frequency", type=float, default=10.0,
+                   help="seconds between Lease renewals")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     a = p.parse_args(argv)
     if a.runtime == "cri":
         raise ConfigError("--runtime cri: the CRI runtime is not available yet; use --runtime simulated")
-    return KubeletConfig(node_name=a.node_name, kubeconfig=a.kubeconfig, runtime=a.runtime,
+    if a.count < 0:
+        raise ConfigError("--count must be 0 or more")
+    if not a.count and not a.node_name:
+        raise ConfigError("--node-name is required (or --count for hollow nodes)")
+    config = KubeletConfig(node_name=a.node_name or "", kubeconfig=a.kubeconfig, runtime=a.runtime,
                          capacity=_capacity(a.node_capacity), pod_cidr=a.pod_cidr,
                          pod_start_delay=a.pod_start_delay, address=a.address, port=a.port,
                          tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,
                          client_ca_file=a.client_ca_file, node_status_update_frequency=a.node_status_update_frequency,
+                         node_labels=_labels(a.node_labels), register_with_taints=_taints(a.register_with_taints),
                          log_level=a.log_level)
+    return Invocation(config, a.count, a.node_name_prefix)
 
 
 def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str]:
@@ -70,13 +117,20 @@ def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str]:
         RUNTIME_VERSION
 
 
-async def run(config: KubeletConfig) -> None:
+async def run(config: KubeletConfig, count: int = 0, prefix: str = "hollow-") -> None:
     client_config = load_kubeconfig(config.kubeconfig)
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, task.cancel)
+    if count:
+        async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
+            try:
+                await run_hollow_nodes(hollow_configs(config, count, prefix), client)
+            except asyncio.CancelledError:
+                logger.info("Shutting down")
+        return
     runtime, name, version = build_runtime(config)
     server = KubeletServer(ContainerLogSource(runtime), address=config.address, port=config.port,
                            cert_file=config.tls_cert_file, key_file=config.tls_private_key_file,
@@ -94,13 +148,16 @@ async def run(config: KubeletConfig) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        config = parse_args(argv)
+        invocation = parse_args(argv)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    setup_logging(config.log_level, component=f"kubelet-{config.node_name}")
+    config = invocation.config
+    component = f"kubelet-{invocation.node_name_prefix}x{invocation.count}" if invocation.count \
+        else f"kubelet-{config.node_name}"
+    setup_logging(config.log_level, component=component)
     try:
-        asyncio.run(run(config))
+        asyncio.run(run(config, invocation.count, invocation.node_name_prefix))
     except KubeconfigError as e:
         logger.error("Cannot load kubeconfig", extra={"error": str(e)})
         return 1

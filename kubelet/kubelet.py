@@ -1,7 +1,8 @@
 """The kubelet: pods bound to this node in, running containers and pod status out.
 
 Mirrors kubelet.go's sync loop, reduced to one asyncio process:
-- a Pod informer with `fieldSelector=spec.nodeName=<node>` feeds a work queue keyed by
+- a Pod informer with `fieldSelector=spec.nodeName=<node>` (or, for hollow nodes, one
+  informer shared by every node of the process, see `pod_source`) feeds a work queue keyed by
   `namespace/name`; each key is reconciled by `PodSyncer` against the runtime, then the pod's
   status is computed from the runtime and merge-patched on pods/status when it differs;
 - a PLEG-like relist every `relist_interval` compares the runtime's containers with the last
@@ -21,7 +22,7 @@ import logging
 from typing import Any
 
 from kube.api import Pod
-from kube.cache import EventHandler, InformerFactory
+from kube.cache import InformerFactory
 from kube.client import RESTClient
 from kube.clock import Clock, RealClock
 from kube.controller import Request, Result, run_workers
@@ -31,6 +32,7 @@ from kube.workqueue import WorkQueue
 from kubelet.config import KubeletConfig
 from kubelet.cri.interface import POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, RuntimeService
 from kubelet.node_status import NodeStatusManager
+from kubelet.pod_source import PodRouter
 from kubelet.pod_sync import PodSyncer
 from kubelet.status import compute_pod_status
 
@@ -47,14 +49,19 @@ class Kubelet:
     """One node's agent; `run()` until cancelled."""
 
     def __init__(self, config: KubeletConfig, client: RESTClient, runtime: RuntimeService, *,
-                 runtime_name: str, runtime_version: str, kubelet_port: int = 0, clock: Clock | None = None) -> None:
+                 runtime_name: str, runtime_version: str, kubelet_port: int = 0, clock: Clock | None = None,
+                 router: PodRouter | None = None) -> None:
+        """With `router`, pods come from a shared informer the caller runs; else from our own."""
         self.config = config
         self.client = client
         self.runtime = runtime
         self.runtime_name = runtime_name
         self.clock = clock or RealClock()
-        self.factory = InformerFactory(client, clock=clock)
-        self.pods = self.factory.informer_for(Pod, field_selector=f"spec.nodeName={config.node_name}")
+        self.factory: InformerFactory | None = None
+        if router is None:
+            self.factory = InformerFactory(client, clock=clock)
+            router = PodRouter(self.factory.informer_for(Pod, field_selector=f"spec.nodeName={config.node_name}"))
+        self.pods = router.register(config.node_name, self._enqueue)
         self.queue: WorkQueue[str] = WorkQueue(name="kubelet", clock=clock)
         self.recorder = EventRecorder(client, component="kubelet", host=config.node_name, clock=clock)
         self.syncer = PodSyncer(runtime, self.recorder)
@@ -62,8 +69,6 @@ class Kubelet:
                                              clock=clock)
         self.node_status.kubelet_port = kubelet_port
         self._relisted: dict[str, tuple[Any, ...]] = {}
-        self.pods.add_event_handler(EventHandler(on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new),
-                                                 on_delete=self._enqueue))
 
     def _enqueue(self, pod: Pod) -> None:
         self.queue.add(pod.key)
@@ -73,11 +78,12 @@ class Kubelet:
         await self.node_status.register()
         try:
             async with asyncio.TaskGroup() as tg:
-                tg.create_task(self.factory.run())
+                if self.factory is not None:
+                    tg.create_task(self.factory.run())
                 tg.create_task(self.recorder.run())
                 tg.create_task(self.node_status.run())
-                await self.factory.wait_for_cache_sync()
-                logger.info("Pods synced", extra={"pods": len(self.pods.store.list())})
+                await self.pods.informer.wait_for_sync()
+                logger.info("Pods synced", extra={"node": self.config.node_name, "pods": len(self.pods.list())})
                 tg.create_task(run_workers("kubelet", self.queue, self.reconcile, self.config.workers))
                 tg.create_task(self._relist_loop())
                 tg.create_task(self._housekeeping_loop())
@@ -86,7 +92,7 @@ class Kubelet:
 
     # --- one pod ---------------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result | None:
-        pod = self.pods.store.get(request.key)
+        pod = self.pods.get(request.key)
         if pod is None:
             for sb in await self.runtime.list_pod_sandbox(labels={POD_NAMESPACE_LABEL: request.namespace,
                                                                   POD_NAME_LABEL: request.name}):
@@ -173,12 +179,12 @@ class Kubelet:
 
     async def housekeeping(self, *, full: bool = False) -> None:
         """Remove orphaned sandboxes; with `full`, queue every pod for a periodic resync."""
-        bound = {str(p.metadata.uid) for p in self.pods.store.list()}
+        bound = {str(p.metadata.uid) for p in self.pods.list()}
         for sb in await self.runtime.list_pod_sandbox():
             if sb.labels.get(POD_UID_LABEL, sb.uid) not in bound:
                 logger.info("Removing orphaned sandbox", extra={"pod": f"{sb.namespace}/{sb.name}",
                                                                 "sandbox": sb.id[:12]})
                 await self.runtime.remove_pod_sandbox(sb.id)
         if full:
-            for pod in self.pods.store.list():
+            for pod in self.pods.list():
                 self.queue.add(pod.key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import ipaddress
 import signal
 import subprocess
 import sys
@@ -205,3 +206,44 @@ def test_bad_flags_are_reported_without_traceback() -> None:
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 1
     assert "--node-capacity: 'cpu' is not NAME=QUANTITY" in out.stderr and "Traceback" not in out.stderr
+
+
+async def test_hollow_nodes_share_one_process(api: ApiServerHarness, admin: RESTClient, ns: str,
+                                              tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "kubelet", "--kubeconfig", str(api.kubeconfig("admin")), "--count", "3",
+            "--node-name-prefix", "hollow-", "--node-labels", "topology.kubernetes.io/zone=z1",
+            "--register-with-taints", "hollow=true:NoSchedule", "--node-status-update-frequency", "1"]
+    log = tmp_path / "hollow.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        async def all_ready() -> list[Node] | None:
+            nodes = [n for n in (await admin.list(Node)).items if (n.metadata.name or "").startswith("hollow-")]
+            return nodes if len(nodes) == 3 and all(n.is_ready() for n in nodes) else None
+
+        nodes = await eventually(all_ready, timeout=30, message="three hollow nodes Ready")
+        assert sorted(n.metadata.name or "" for n in nodes) == ["hollow-1", "hollow-2", "hollow-3"]
+        assert len({n.spec.pod_cidr for n in nodes}) == 3
+        assert all((n.metadata.labels or {})["topology.kubernetes.io/zone"] == "z1" for n in nodes)
+        assert all([(t.key, t.effect) for t in n.spec.taints or []] == [("hollow", "NoSchedule")] for n in nodes)
+
+        # A pod bound to one hollow node is run by that node, and only by it.
+        body = pod(ns, "on-two")
+        body.spec.node_name = "hollow-2"
+        await admin.create(body)
+        await eventually(lambda: _phase(admin, ns, "on-two", "Running"), timeout=30, message="pod Running")
+        running = await admin.get(Pod, "on-two", ns)
+        cidr = next(n.spec.pod_cidr for n in nodes if n.metadata.name == "hollow-2")
+        assert running.status.pod_ip is not None and cidr is not None
+        assert ipaddress.ip_address(running.status.pod_ip) in ipaddress.ip_network(cidr)  # hollow-2's runtime
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0, log.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for name in ("hollow-1", "hollow-2", "hollow-3"):
+            try:
+                await admin.delete(Node, name)
+            except NotFound:
+                pass
