@@ -7,7 +7,7 @@ import importlib
 import json
 import sys
 
-BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers"}
+BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers", "scheduler": "bench.scheduler"}
 
 
 def main(argv: list[str] | None = None) -> int:

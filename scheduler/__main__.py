@@ -43,6 +43,7 @@ def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
     p.add_argument("--pod-initial-backoff-seconds", type=float, default=1.0)
     p.add_argument("--pod-max-backoff-seconds", type=float, default=10.0)
     p.add_argument("--parallel-binds", type=int, default=16)
+    p.add_argument("--metrics-file", help="write attempt counts and scheduling-cycle latencies (JSON) here on exit")
     p.add_argument("--leader-elect", action="store_true",
                    help="schedule only while holding the kube-system/kube-scheduler Lease")
     p.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
@@ -55,7 +56,7 @@ def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
                              percentage_of_nodes_to_score=a.percentage_of_nodes_to_score,
                              pod_initial_backoff_seconds=a.pod_initial_backoff_seconds,
                              pod_max_backoff_seconds=a.pod_max_backoff_seconds, parallel_binds=a.parallel_binds,
-                             leader_election=election)
+                             leader_election=election, metrics_file=a.metrics_file)
     if a.config is None:
         return config
     f = load_config(a.config)

@@ -27,6 +27,8 @@ class SchedulerConfig:
     """Bindings in flight at once; more pods keep being scheduled (and assumed) meanwhile."""
     parallel_status_updates: int = 4
     leader_election: tuple[float, float, float] | None = None
+    metrics_file: str | None = None
+    """Where to write the SchedulerMetrics summary (JSON) when the scheduler stops."""
     profiles: tuple[Profile, ...] = ()
     """From --config; empty: one default profile named `scheduler_name`."""
     """With --leader-elect: (lease duration, renew deadline, retry period) of kube-system/kube-scheduler."""

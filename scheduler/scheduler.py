@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any, Coroutine, Mapping
 
 from kube.api import Node, Pod
@@ -35,6 +36,7 @@ from scheduler.cache import SchedulerCache
 from scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from scheduler.event_handlers import ClusterEventHandlers, is_pending_for
 from scheduler.framework import FitError, Framework, PluginFactory
+from scheduler.metrics import SchedulerMetrics
 from scheduler.plugins import IN_TREE_REGISTRY
 from scheduler.profile_config import default_profile
 from scheduler.queue import SchedulingQueue
@@ -73,6 +75,7 @@ class Scheduler:
         self._bind_slots = asyncio.Semaphore(config.parallel_binds)
         self._status_slots = asyncio.Semaphore(config.parallel_status_updates)
         self._status_in_flight: dict[str, str] = {}
+        self.metrics = SchedulerMetrics()
 
     async def run(self) -> None:
         """Watch, schedule and bind until cancelled; every task it starts is owned here."""
@@ -89,7 +92,9 @@ class Scheduler:
                 tg.create_task(self._schedule_loop())
         finally:
             await self.queue.shut_down()
-            logger.info("Scheduler stopped")
+            if self.config.metrics_file:
+                self.metrics.write(self.config.metrics_file)
+            logger.info("Scheduler stopped", extra=self.metrics.summary()["attempts"])
 
     async def _schedule_loop(self) -> None:
         while True:
@@ -115,15 +120,19 @@ class Scheduler:
             return
         if self.cache.is_assumed(key):
             return  # its binding is in flight; the outcome requeues it if needed
+        started = time.perf_counter()
         try:
             result = self.algorithm_for(pod).schedule(pod, self.cache.node_infos())
         except FitError as e:
+            self.metrics.observe_attempt("unschedulable", time.perf_counter() - started)
             self._handle_unschedulable(pod, e)
             return
         except SchedulingError as e:
+            self.metrics.observe_attempt("error", time.perf_counter() - started)
             logger.warning("Scheduling attempt failed, will retry", extra={"pod": key, "error": str(e)})
             self.queue.requeue_with_backoff(key)
             return
+        self.metrics.observe_attempt("scheduled", time.perf_counter() - started)
         host = result.suggested_host
         self.cache.assume_pod(pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": host})}),
                               host)
@@ -149,12 +158,14 @@ class Scheduler:
             async with self._bind_slots:
                 await self.client.bind(namespace=ns, name=name, node_name=node_name, uid=pod.metadata.uid)
         except Exception as e:  # any failure: undo the assumption and retry
+            self.metrics.observe_binding(False)
             self.cache.forget_pod(key)
             level = logging.DEBUG if isinstance(e, (Conflict, NotFound)) else logging.WARNING
             logger.log(level, "Binding failed, will retry", extra={"pod": key, "node": node_name, "error": repr(e)})
             self.queue.requeue_with_backoff(key)
             self.queue.move_all_to_active("AssumedPodForgotten")
             return
+        self.metrics.observe_binding(True)
         self.cache.finish_binding(key)
         self.queue.forget(key)
         logger.info("Pod bound", extra={"pod": key, "node": node_name})
