@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kube.api import Node, Pod
+from scheduler.framework.images import normalized_image_name
 from scheduler.framework.resource import (
     HostPort,
     Resource,
@@ -68,10 +69,11 @@ class NodeInfo:
     pods_with_affinity: dict[str, PodInfo] = field(default_factory=dict)
     """The pods with any pod (anti-)affinity terms: what InterPodAffinity must look at for others."""
     generation: int = 0
-
-    @property
-    def name(self) -> str:
-        return str(self.node.metadata.name) if self.node is not None else ""
+    # Derived from the node once per node update, read by plugins for every pod:
+    name: str = ""
+    ready: bool = False
+    images: dict[str, int] = field(default_factory=dict)
+    """Normalized image name -> size in bytes, from status.images."""
 
     @property
     def pod_count(self) -> int:
@@ -82,11 +84,15 @@ class NodeInfo:
         return NodeInfo(node=self.node, pods=dict(self.pods), requested=self.requested,
                         non_zero_requested=self.non_zero_requested, allocatable=self.allocatable,
                         used_ports=Counter(self.used_ports), pods_with_affinity=dict(self.pods_with_affinity),
-                        generation=self.generation)
+                        generation=self.generation, name=self.name, ready=self.ready, images=self.images)
 
     def set_node(self, node: Node | None) -> None:
         self.node = node
         self.allocatable = node_allocatable(node) if node is not None else Resource()
+        self.name = str(node.metadata.name) if node is not None else ""
+        self.ready = node is not None and node.is_ready()
+        images = (node.status.images or []) if node is not None else []
+        self.images = {normalized_image_name(n): image.size_bytes or 0 for image in images for n in image.names or []}
         self.generation += 1
 
     def add_pod(self, info: PodInfo) -> None:

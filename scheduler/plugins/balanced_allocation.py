@@ -37,10 +37,9 @@ class BalancedAllocation:
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         request: Resource = state.get(_STATE_KEY) or pod_non_zero_requests(pod)
-        requested = node_info.non_zero_requested + request
-        alloc = node_info.allocatable
-        cpu = _fraction(requested.milli_cpu, alloc.milli_cpu)
-        memory = _fraction(requested.memory, alloc.memory)
+        used, alloc = node_info.non_zero_requested, node_info.allocatable
+        cpu = _fraction(used.milli_cpu + request.milli_cpu, alloc.milli_cpu)
+        memory = _fraction(used.memory + request.memory, alloc.memory)
         std = abs(cpu - memory) / 2
         return int((1 - std) * MAX_SCORE)
 

@@ -15,8 +15,9 @@ from kube.api import Pod
 from scheduler.cache import NodeInfo
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import MAX_SCORE, Status
+from scheduler.framework.images import normalized_image_name
 
-__all__ = ["ImageLocality", "NAME", "normalized_image_name"]
+__all__ = ["ImageLocality", "NAME"]
 
 NAME = "ImageLocality"
 MB = 1024 * 1024
@@ -25,53 +26,26 @@ MAX_CONTAINER_THRESHOLD = 1000 * MB
 _STATE_KEY = "PreScore" + NAME
 
 
-def normalized_image_name(name: str) -> str:
-    """`docker.io/library/name:tag` form; a name without tag or digest gets `:latest`."""
-    last = name.rsplit("/", 1)[-1]
-    if "@" not in name and ":" not in last:
-        name += ":latest"
-    first, slash, rest = name.partition("/")
-    if not slash:
-        return f"docker.io/library/{name}"
-    if "." not in first and ":" not in first and first != "localhost":
-        return f"docker.io/{name}"
-    return name
-
-
-def _node_images(node_info: NodeInfo) -> dict[str, int]:
-    node = node_info.node
-    images: dict[str, int] = {}
-    for image in (node.status.images or []) if node is not None else []:
-        for name in image.names or []:
-            images[normalized_image_name(name)] = image.size_bytes or 0
-    return images
-
-
 class ImageLocality:
     name = NAME
 
     def pre_score(self, state: CycleState, pod: Pod, feasible: Sequence[NodeInfo],
                   nodes: Sequence[NodeInfo]) -> Status | None:
-        wanted = {normalized_image_name(c.image) for c in pod.spec.containers if c.image}
-        spread: dict[str, int] = dict.fromkeys(wanted, 0)
-        per_node: dict[str, dict[str, int]] = {}
-        for info in nodes:
-            images = _node_images(info)
-            present = {name: images[name] for name in wanted if name in images}
-            per_node[info.name] = present
-            for name in present:
-                spread[name] += 1
-        state.write(_STATE_KEY, (per_node, spread, len(nodes)))
+        wanted = [normalized_image_name(c.image) for c in pod.spec.containers if c.image]
+        spread = {name: sum(1 for info in nodes if name in info.images) for name in set(wanted)}
+        if not any(spread.values()):
+            return Status.skip()  # no node has any of the images: nothing to prefer
+        state.write(_STATE_KEY, (wanted, spread, len(nodes)))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         cached = state.get(_STATE_KEY)
         if cached is None:
             self.pre_score(state, pod, [node_info], [node_info])
-            cached = state.get(_STATE_KEY)
-        per_node, spread, total = cached
-        present: dict[str, int] = per_node.get(node_info.name, {})
-        total_size = sum(size * spread[name] / max(total, 1) for name, size in present.items())
+            cached = state.get(_STATE_KEY) or ([], {}, 1)
+        wanted, spread, total = cached
+        images = node_info.images
+        total_size = sum(images[name] * spread[name] / max(total, 1) for name in wanted if name in images)
         containers = max(1, len(pod.spec.containers))
         high = MAX_CONTAINER_THRESHOLD * containers
         clamped = min(max(total_size, MIN_THRESHOLD), high)

@@ -28,8 +28,7 @@ class NodeReady:
     name = NAME
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        node = node_info.node
-        if node is not None and node.is_ready():
+        if node_info.ready:
             return None
         if tolerates(pod, key=TAINT_NODE_NOT_READY, effect="NoSchedule"):
             return None

@@ -69,10 +69,9 @@ class NodeResourcesFit:
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         _, non_zero = self._requests(state, pod)
-        requested = node_info.non_zero_requested + non_zero
-        alloc = node_info.allocatable
-        cpu = self._scorer(requested.milli_cpu, alloc.milli_cpu)
-        memory = self._scorer(requested.memory, alloc.memory)
+        used, alloc = node_info.non_zero_requested, node_info.allocatable
+        cpu = self._scorer(used.milli_cpu + non_zero.milli_cpu, alloc.milli_cpu)
+        memory = self._scorer(used.memory + non_zero.memory, alloc.memory)
         return (cpu + memory) // 2
 
 

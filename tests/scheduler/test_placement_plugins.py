@@ -12,7 +12,8 @@ from scheduler.framework import CycleState, Framework, Profile, Status
 from scheduler.framework.interfaces import Code
 from scheduler.plugins import DEFAULT_PLUGINS, DEFAULT_SCORE_WEIGHTS, IN_TREE_REGISTRY
 from scheduler.plugins.balanced_allocation import BalancedAllocation
-from scheduler.plugins.image_locality import ImageLocality, normalized_image_name
+from scheduler.framework.images import normalized_image_name
+from scheduler.plugins.image_locality import ImageLocality
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from scheduler.plugins.node_affinity import NodeAffinity
 from scheduler.plugins.node_ports import NodePorts
