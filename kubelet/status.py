@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from kube import qos
 from kube.api import Pod
 from kube.clock import now_rfc3339
 from kubelet.cri.interface import ContainerInfo, ContainerState, PodSandbox, SandboxState
@@ -159,19 +160,6 @@ def compute_pod_status(pod: Pod, sandbox: PodSandbox | None, views: list[Contain
 
 
 def qos_class(pod: Pod) -> str:
-    """Guaranteed when every container's limits equal its requests for cpu and memory, BestEffort
-    when no container asks for anything, else Burstable (qos/helpers.go)."""
-    containers = pod.spec.containers
-    any_set = False
-    guaranteed = bool(containers)
-    for c in containers:
-        req = (c.resources.requests if c.resources else None) or {}
-        lim = (c.resources.limits if c.resources else None) or {}
-        if req or lim:
-            any_set = True
-        for r in ("cpu", "memory"):
-            if r not in lim or req.get(r, lim[r]) != lim[r]:
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
+    """The pod's QoS class (see `kube.qos`)."""
+    return qos.qos_class((c.resources.requests if c.resources else None, c.resources.limits if c.resources else None)
+                         for c in [*(pod.spec.init_containers or []), *pod.spec.containers])

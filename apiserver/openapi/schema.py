@@ -168,3 +168,43 @@ def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
 def _is_quantity_number(obj: Any, node: SchemaNode) -> bool:
     # resource.Quantity is a string in the schema but decodes JSON numbers too.
     return isinstance(obj, (int, float)) and not isinstance(obj, bool) and node.schema.get("_quantity", False)
+
+
+def canonical_quantity(value: int | float) -> str:
+    """A JSON number at a Quantity position as the string the API returns (3 -> "3", 0.5 -> "500m")."""
+    if isinstance(value, int) or value.is_integer():
+        return str(int(value))
+    milli = value * 1000
+    if abs(milli - round(milli)) < 1e-9:
+        return f"{round(milli)}m"
+    return repr(value)
+
+
+def normalize_quantities(obj: Any, node: SchemaNode) -> None:
+    """Turn JSON numbers at Quantity positions into strings, in place, so every reader sees strings.
+
+    Kubernetes decodes `cpu: 3` into a Quantity and always encodes it back as "3"; storing the
+    number would hand clients an int where the schema promises a string.
+    """
+    if not node.known:
+        return
+    if isinstance(obj, dict):
+        if node.type == "object" and node.schema.get("properties"):
+            props = node.schema["properties"]
+            for key, value in obj.items():
+                if key in props:
+                    _normalize_child(obj, key, value, node.field(key))
+        elif isinstance(node.schema.get("additionalProperties"), dict):
+            for key, value in obj.items():
+                _normalize_child(obj, key, value, node.field(key))
+    elif isinstance(obj, list) and node.type == "array":
+        item = node.items()
+        for i, value in enumerate(obj):
+            _normalize_child(obj, i, value, item)
+
+
+def _normalize_child(parent: Any, key: Any, value: Any, node: SchemaNode) -> None:
+    if _is_quantity_number(value, node):
+        parent[key] = canonical_quantity(value)
+    elif isinstance(value, (dict, list)):
+        normalize_quantities(value, node)

@@ -29,7 +29,7 @@ from kube.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid,
 from kube.resources import ResourceInfo
 from kube.selectors import FieldSelector, LabelSelector
 from apiserver.fieldmanager import record_update
-from apiserver.openapi.schema import node_for_gvk
+from apiserver.openapi.schema import node_for_gvk, normalize_quantities
 from apiserver.registry.strategy import Obj, Strategy
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import KeyValue, Storage
@@ -219,6 +219,8 @@ class RegistryStore:
         else:
             meta.pop("generation", None)
         self.strategy.prepare_for_create(obj)
+        if self.schema is not None:
+            normalize_quantities(obj, self.schema)
         errs = self.strategy.validate(obj)
         if errs:
             raise self.invalid(str(meta.get("name") or ""), errs)
@@ -272,6 +274,8 @@ class RegistryStore:
                                  f"URL ({name})")
             self._carry_server_fields(new, old)
             self.strategy.prepare_for_update(new, old, subresource=subresource)
+            if self.schema is not None:
+                normalize_quantities(new, self.schema)
             errs = self.strategy.validate_update(new, old)
             if errs:
                 raise self.invalid(name, errs)

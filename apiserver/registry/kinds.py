@@ -7,12 +7,19 @@ import json
 from typing import Any
 
 from kube.errors import FieldError
+from kube.qos import qos_class
 from kube.resources import RESOURCES, ResourceInfo
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.workload_validation import validate_deployment_spec
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 
 __all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy"]
+
+
+def _mapping(container: Obj, field: str) -> dict[str, Any] | None:
+    resources = container.get("resources")
+    value = resources.get(field) if isinstance(resources, dict) else None
+    return value if isinstance(value, dict) else None
 
 
 class PodStrategy(Strategy):
@@ -24,7 +31,14 @@ class PodStrategy(Strategy):
     }
 
     def default_status(self, obj: Obj) -> None:
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        containers = [c for field in ("initContainers", "containers") for c in (spec.get(field) or [])
+                      if isinstance(c, dict)] if isinstance(spec, dict) else []
+        try:
+            qos = qos_class((_mapping(c, "requests"), _mapping(c, "limits")) for c in containers)
+        except (ValueError, TypeError):
+            qos = "BestEffort"  # malformed quantities: validation reports them
+        obj["status"] = {"phase": "Pending", "qosClass": qos}
 
     def validate(self, obj: Obj) -> list[FieldError]:
         errs = validate_object_meta(obj, namespaced=True)

@@ -172,7 +172,9 @@ spec:
     stuck = next(name for name, node in where.items() if not node)
 
     def explained() -> bool:
-        return "didn't match pod anti-affinity rules" in ok(cluster, "describe", "pod", stuck, "-n", ns)
+        # The pods already placed forbid their nodes to it, and that is checked first, as upstream.
+        return "0/3 nodes are available: 3 node(s) didn't satisfy existing pods anti-affinity rules." in \
+            ok(cluster, "describe", "pod", stuck, "-n", ns)
     eventually_sync(explained, timeout=30, message="anti-affinity explained")
 
     apply(cluster, pod_yaml("friend", ns, extra="""\
