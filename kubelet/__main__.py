@@ -19,7 +19,8 @@ from kube.client import KubeconfigError, RESTClient, load_kubeconfig
 from kube.cluster.config import parse_capacity
 from kube.log import setup_logging
 from kubelet.config import FIELD_MANAGER, USER_AGENT, KubeletConfig
-from kubelet.cri.interface import RuntimeService
+from kubelet.cri.interface import CRIError, RuntimeService
+from kubelet.cri.remote import RemoteRuntime
 from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntime
 from kubelet.hollow import hollow_configs, run_hollow_nodes
 from kubelet.kubelet import Kubelet
@@ -81,7 +82,10 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
     p.add_argument("--register-with-taints", default="",
                    help="taints for the Node when registered: KEY[=VALUE]:EFFECT,...")
     p.add_argument("--runtime", choices=["cri", "simulated"], default="simulated")
-    p.add_argument("--container-runtime-endpoint", default="unix:///run/containerd/containerd.sock")
+    p.add_argument("--container-runtime-endpoint", default="unix:///run/containerd/containerd.sock",
+                   help="the CRI socket, with --runtime cri")
+    p.add_argument("--pod-log-dir", default="/var/log/pods",
+                   help="where container logs are written, with --runtime cri (<ns>_<pod>_<uid>/<container>/N.log)")
     p.add_argument("--node-capacity", default="cpu=4,memory=8Gi,pods=110",
                    help="what the node offers, as NAME=QUANTITY,...")
     p.add_argument("--pod-cidr", default="10.244.1.0/24")
@@ -96,13 +100,14 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
                    help="seconds between Lease renewals")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     a = p.parse_args(argv)
-    if a.runtime == "cri":
-        raise ConfigError("--runtime cri: the CRI runtime is not available yet; use --runtime simulated")
+    if a.runtime == "cri" and a.count:
+        raise ConfigError("--count runs hollow nodes, which need --runtime simulated")
     if a.count < 0:
         raise ConfigError("--count must be 0 or more")
     if not a.count and not a.node_name:
         raise ConfigError("--node-name is required (or --count for hollow nodes)")
     config = KubeletConfig(node_name=a.node_name or "", kubeconfig=a.kubeconfig, runtime=a.runtime,
+                           container_runtime_endpoint=a.container_runtime_endpoint, pod_log_dir=a.pod_log_dir,
                          capacity=_capacity(a.node_capacity), pod_cidr=a.pod_cidr,
                          pod_start_delay=a.pod_start_delay, address=a.address, port=a.port,
                          tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,
@@ -112,7 +117,12 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
     return Invocation(config, a.count, a.node_name_prefix)
 
 
-def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str]:
+async def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str]:
+    """The runtime and its (name, version) as the Node reports them; CRIError if unreachable."""
+    if config.runtime == "cri":
+        runtime = RemoteRuntime(config.container_runtime_endpoint, log_root=config.pod_log_dir)
+        version = await runtime.version()
+        return runtime, version.runtime_name, version.runtime_version
     return SimulatedRuntime(pod_cidr=config.pod_cidr, start_delay=config.pod_start_delay), RUNTIME_NAME, \
         RUNTIME_VERSION
 
@@ -131,7 +141,7 @@ async def run(config: KubeletConfig, count: int = 0, prefix: str = "hollow-") ->
             except asyncio.CancelledError:
                 logger.info("Shutting down")
         return
-    runtime, name, version = build_runtime(config)
+    runtime, name, version = await build_runtime(config)
     server = KubeletServer(ContainerLogSource(runtime), address=config.address, port=config.port,
                            cert_file=config.tls_cert_file, key_file=config.tls_private_key_file,
                            client_ca_file=config.client_ca_file)
@@ -163,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except OSError as e:
         logger.error("Cannot start the kubelet server", extra={"error": str(e)})
+        return 1
+    except CRIError as e:
+        logger.error("Cannot reach the container runtime", extra={"endpoint": config.container_runtime_endpoint,
+                                                                  "error": str(e)})
         return 1
     return 0
 

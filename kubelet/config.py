@@ -25,6 +25,8 @@ class KubeletConfig:
     node_name: str
     kubeconfig: str | None = None
     runtime: str = "simulated"
+    container_runtime_endpoint: str = "unix:///run/containerd/containerd.sock"
+    pod_log_dir: str = "/var/log/pods"
     capacity: dict[str, str] = field(default_factory=lambda: {"cpu": "4", "memory": "8Gi", "pods": "110"})
     pod_cidr: str = "10.244.1.0/24"
     pod_start_delay: float = 0.0

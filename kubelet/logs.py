@@ -12,7 +12,7 @@ from typing import Protocol
 
 from kubelet.cri.interface import (CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, ContainerState,
                                    NotFoundError, RuntimeService)
-from kubelet.cri.simulated import LogLine
+from kubelet.cri.logformat import LogLine
 
 __all__ = ["ContainerLogSource", "LogNotFound", "LogReader"]
 

@@ -19,9 +19,11 @@ import logging
 import time
 from dataclasses import dataclass
 
-from kube.api import Pod
+from kube.api import Container, Pod
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
+from kube.quantity import cpu_millis, to_int
 from kubelet.cri.interface import (CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL,
+                                   PortMappingSpec,
                                    CRIError, ContainerConfig, ContainerInfo, ContainerState, ImagePullError,
                                    PodSandbox, PodSandboxConfig, RuntimeService, SandboxState)
 from kubelet.status import ContainerView
@@ -47,8 +49,22 @@ class SyncResult:
 def _sandbox_config(pod: Pod, attempt: int) -> PodSandboxConfig:
     meta = pod.metadata
     labels = {POD_UID_LABEL: str(meta.uid), POD_NAME_LABEL: str(meta.name), POD_NAMESPACE_LABEL: str(meta.namespace)}
+    ports = tuple(PortMappingSpec(container_port=p.container_port, host_port=p.host_port, protocol=p.protocol or "TCP",
+                                  host_ip=p.host_ip or "")
+                  for c in pod.spec.containers for p in c.ports or [] if p.host_port)
     return PodSandboxConfig(name=str(meta.name), namespace=str(meta.namespace), uid=str(meta.uid), attempt=attempt,
-                            hostname=str(meta.name), labels=labels)
+                            hostname=str(meta.name), labels=labels, host_network=bool(pod.spec.host_network),
+                            port_mappings=ports)
+
+
+def _resources(container: Container) -> dict[str, int]:
+    """The container's cpu and memory as the cgroup limits a CRI runtime applies."""
+    res = container.resources
+    limits, requests = (res.limits or {}) if res else {}, (res.requests or {}) if res else {}
+    cpu_request = requests.get("cpu", limits.get("cpu"))
+    return {"cpu_limit_millis": cpu_millis(limits["cpu"]) if "cpu" in limits else 0,
+            "cpu_request_millis": cpu_millis(cpu_request) if cpu_request is not None else 0,
+            "memory_limit_bytes": to_int(limits["memory"]) if "memory" in limits else 0}
 
 
 def _instances(containers: list[ContainerInfo], name: str) -> list[ContainerInfo]:
@@ -160,7 +176,8 @@ class PodSyncer:
                   POD_NAMESPACE_LABEL: str(pod.metadata.namespace), CONTAINER_NAME_LABEL: name}
         config = ContainerConfig(name=name, image=image, command=tuple(spec.command or ()), args=tuple(spec.args or ()),
                                  env={e.name: e.value or "" for e in spec.env or []},
-                                 working_dir=spec.working_dir or "", attempt=attempt, labels=labels)
+                                 working_dir=spec.working_dir or "", attempt=attempt, labels=labels,
+                                 **_resources(spec))
         try:
             cid = await self.runtime.create_container(sandbox.id, config, _sandbox_config(pod, sandbox.attempt))
             self.recorder.event(pod, EVENT_NORMAL, "Created", f"Created container {name}")

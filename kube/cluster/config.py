@@ -14,6 +14,8 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from kube.cluster.containerd import ContainerdNode
 from urllib.parse import urlparse
 
 from kube.cluster._files import write_file_atomic
@@ -81,6 +83,20 @@ class ClusterConfig:
             if seconds is not None and seconds <= 0:
                 raise ValueError(f"{flag} must be more than 0 seconds")
         parse_capacity(self.node_capacity)
+
+    def containerd_nodes(self) -> list[ContainerdNode]:
+        """The private containerd of each node (none with --containerd-socket or a simulated runtime)."""
+        if self.runtime != "cri" or self.containerd_socket:
+            return []
+        return [ContainerdNode(self.data_dir / "containerd" / name, i)
+                for i, name in enumerate(self.node_names, start=1)]
+
+    def cri_endpoint(self, node: str) -> tuple[str, Path]:
+        """(CRI endpoint, pod log root) of one node's kubelet."""
+        if self.containerd_socket:
+            return f"unix://{self.containerd_socket}", self.data_dir / "pods" / node
+        own = self.containerd_nodes()[self.node_names.index(node)]
+        return own.endpoint, own.log_root
 
     @property
     def own_etcd(self) -> bool:

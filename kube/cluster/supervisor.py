@@ -69,6 +69,10 @@ class ComponentSpec:
     ready: Callable[[], bool] | None = None
     env: Mapping[str, str] | None = None
     cwd: Path | None = None
+    before_stop: Callable[[], None] | None = None
+    """Called (errors logged) before the process is signalled at shutdown: drain what it runs."""
+    after_stop: Callable[[], None] | None = None
+    """Called (errors logged) once the process is gone at shutdown: clean up what it left."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,15 @@ class _Component:
     restart_at: float | None = None
     last_exit: str | None = None
     pid: int | None = None
+
+
+def _call_hook(hook: Callable[[], None] | None, name: str) -> None:
+    if hook is None:
+        return
+    try:
+        hook()
+    except Exception:  # a failed cleanup must not stop the shutdown of the rest
+        logger.exception("Shutdown hook of %s failed", name)
 
 
 def describe_exit(returncode: int) -> str:
@@ -255,6 +268,7 @@ class Supervisor:
             if not was_running or proc is None:
                 continue
             logger.info("Stopping %s pid=%d", comp.spec.name, proc.pid)
+            _call_hook(comp.spec.before_stop, comp.spec.name)
             signal_group(proc.pid, signal.SIGTERM)
             signal_group(proc.pid, signal.SIGCONT)  # a stopped process must run to die
             deadline = time.monotonic() + self._grace
@@ -265,6 +279,7 @@ class Supervisor:
                 signal_group(proc.pid, signal.SIGKILL)
                 proc.wait()
             signal_group(proc.pid, signal.SIGKILL)  # whatever it left behind in its group
+            _call_hook(comp.spec.after_stop, comp.spec.name)
             self._write_state()
 
     def _write_state(self) -> None:

@@ -16,6 +16,7 @@ Ready, prints a summary and exits 0, or prints why not, stops the cluster and ex
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import site
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import kube
+from kube.cluster.containerd import containerd_available
 from kube.cluster.config import ClusterConfig
 from kube.cluster.down import stop_cluster
 from kube.cluster.etcd import etcd_command
@@ -68,10 +70,15 @@ def resolve_runtime(requested: str) -> tuple[str, str]:
     """The runtime to use for `--runtime requested` and the reason; UpError if unavailable."""
     if requested == "simulated":
         return "simulated", "requested with --runtime simulated"
+    problem = containerd_available()
     if requested == "cri":
-        raise UpError("the cri runtime is not available yet; use --runtime simulated")
+        if problem is not None:
+            raise UpError(f"the cri runtime cannot run here: {problem}; use --runtime simulated")
+        return "cri", "requested with --runtime cri"
     if requested == "auto":
-        return "simulated", "the cri runtime is not available yet"
+        if problem is None:
+            return "cri", "containerd, runc and the CNI plugins are installed"
+        return "simulated", f"the cri runtime cannot run here ({problem})"
     raise UpError(f"unknown runtime {requested!r}: use auto, cri or simulated")
 
 
@@ -159,12 +166,23 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
                         *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
                           if grace is not None else ())))
     specs.append(python("scheduler", "scheduler", "--kubeconfig", str(config.kubeconfig_for("scheduler"))))
+    for containerd in config.containerd_nodes():
+        containerd.write_config()
+        specs.append(ComponentSpec(f"containerd-{config.node_names[containerd.index - 1]}", containerd.argv(),
+                                   ready=containerd.ready, cwd=cwd, env=env, before_stop=functools.partial(containerd.remove_pods, env),
+                                   after_stop=containerd.cleanup))
     for i, node in enumerate(config.node_names, start=1):
+        if config.runtime == "cri":
+            endpoint, log_root = config.cri_endpoint(node)
+            runtime_args: tuple[str, ...] = ("--container-runtime-endpoint", endpoint, "--pod-log-dir", str(log_root))
+            pod_cidr = config.containerd_nodes()[i - 1].subnet if not config.containerd_socket else f"10.244.{i}.0/24"
+        else:
+            runtime_args, pod_cidr = (), f"10.244.{i}.0/24"
         specs.append(python(
             f"kubelet-{node}", "kubelet",
             "--kubeconfig", str(config.kubeconfig_for(f"kubelet-{node}")), "--node-name", node,
             "--runtime", config.runtime, "--node-capacity", config.node_capacity,
-            "--pod-cidr", f"10.244.{i}.0/24",
+            "--pod-cidr", pod_cidr, *runtime_args,
             "--tls-cert-file", str(config.pki_dir / f"kubelet-{node}.crt"),
             "--tls-private-key-file", str(config.pki_dir / f"kubelet-{node}.key"),
             "--client-ca-file", str(pki.ca_cert),
@@ -195,7 +213,10 @@ def state_info(config: ClusterConfig) -> dict[str, object]:
         "apiserver": config.apiserver_url,
         "etcd": list(config.etcd_urls),
         "kubeconfig": str(config.admin_kubeconfig),
-        "containerd_socket": config.containerd_socket if config.runtime == "cri" else None,
+        "containerd_socket": (config.containerd_socket or str(config.containerd_nodes()[0].socket)
+                              if config.runtime == "cri" and config.node_names else None),
+        "kubelet_cri_sockets": {n: config.cri_endpoint(n)[0] for n in config.node_names}
+        if config.runtime == "cri" else {},
         "runtime": config.runtime,
         "nodes": config.node_names,
     }

@@ -25,7 +25,7 @@ from typing import Protocol
 
 __all__ = [
     "POD_UID_LABEL", "POD_NAME_LABEL", "POD_NAMESPACE_LABEL", "CONTAINER_NAME_LABEL",
-    "ContainerState", "SandboxState", "PodSandboxConfig", "ContainerConfig", "PodSandbox", "ContainerInfo",
+    "ContainerState", "SandboxState", "PodSandboxConfig", "PortMappingSpec", "ContainerConfig", "PodSandbox", "ContainerInfo",
     "ImageInfo", "RuntimeVersion", "RuntimeService", "CRIError", "NotFoundError", "ImagePullError",
 ]
 
@@ -60,8 +60,18 @@ class ImagePullError(CRIError):
 
 
 @dataclass(frozen=True)
+class PortMappingSpec:
+    """A hostPort of one of the pod's containers."""
+
+    container_port: int
+    host_port: int
+    protocol: str = "TCP"
+    host_ip: str = ""
+
+
+@dataclass(frozen=True)
 class PodSandboxConfig:
-    """What `run_pod_sandbox` needs: the pod's identity, its attempt and labels."""
+    """What `run_pod_sandbox` needs: the pod's identity, its attempt, labels and networking."""
 
     name: str
     namespace: str
@@ -70,6 +80,8 @@ class PodSandboxConfig:
     hostname: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
+    host_network: bool = False
+    port_mappings: tuple[PortMappingSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,10 @@ class ContainerConfig:
     attempt: int = 0
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
+    # Resources as cgroup limits (0: none): limits.cpu, requests.cpu (shares), limits.memory.
+    cpu_limit_millis: int = 0
+    cpu_request_millis: int = 0
+    memory_limit_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -122,6 +138,7 @@ class ContainerInfo:
     message: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
+    log_path: str = ""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from kubelet.cri._script import Program, interpret
 from kubelet.cri.interface import (CRIError, ContainerConfig, ContainerInfo, ContainerState, ImageInfo,
                                    ImagePullError, NotFoundError, PodSandbox, PodSandboxConfig, RuntimeVersion,
                                    SandboxState)
+from kubelet.cri.logformat import LogLine
 
 __all__ = ["SimulatedRuntime", "LogLine", "normalize_image", "RUNTIME_NAME", "RUNTIME_VERSION"]
 
@@ -46,14 +47,6 @@ RUNTIME_NAME = "simulated"
 RUNTIME_VERSION = "0.1"
 STOP_SIGNAL_EXIT_CODE = 143  # 128 + SIGTERM: a process that honours the stop signal
 _IMAGE_SIZE = 10 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class LogLine:
-    """One line a container wrote, with the epoch time it was written."""
-
-    time: float
-    text: str
 
 
 def normalize_image(image: str) -> str:

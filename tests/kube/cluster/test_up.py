@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from kube.cluster.state import cluster_lock
 from kube.cluster.tokens import read_token_file
 from kube.cluster.up import component_specs, prepare
 
-from .conftest import run_cli
+from .conftest import REPO_ROOT, python_env, run_cli
 
 
 def test_prepare_writes_every_file_and_reuses_credentials(tmp_path: Path) -> None:
@@ -74,10 +76,33 @@ def test_external_etcd_is_not_started(tmp_path: Path) -> None:
     assert "http://10.0.0.1:2379,http://10.0.0.2:2379" in specs[0].argv
 
 
-def test_up_refuses_the_cri_runtime_for_now(tmp_path: Path) -> None:
-    result = run_cli("up", "--data-dir", str(tmp_path), "--runtime", "cri")
-    assert result.returncode != 0
-    assert "the cri runtime is not available yet" in result.stderr
+def test_up_explains_why_the_cri_runtime_cannot_run(tmp_path: Path) -> None:
+    env = {**python_env(), "PATH": str(tmp_path)}  # no containerd on this PATH
+    result = subprocess.run([sys.executable, "-m", "kube.cluster", "up", "--data-dir", str(tmp_path), "--runtime",
+                             "cri"], capture_output=True, text=True, env=env, timeout=60, cwd=REPO_ROOT)
+    assert result.returncode == 1
+    assert "the cri runtime cannot run here: containerd is not installed" in result.stderr
+    assert "use --runtime simulated" in result.stderr
+
+
+def test_cri_nodes_get_their_own_containerd_bridge_and_subnet(tmp_path: Path) -> None:
+    config = ClusterConfig(data_dir=tmp_path, nodes=2, runtime="cri")
+    specs = {s.name: s for s in component_specs(config)}
+    assert [n for n in specs if n.startswith("containerd-")] == ["containerd-node-1", "containerd-node-2"]
+    names = list(specs)
+    assert names.index("containerd-node-2") < names.index("kubelet-node-1")  # runtimes first
+    for i, node in enumerate(("node-1", "node-2"), start=1):
+        root = tmp_path / "containerd" / node
+        config_toml = (root / "config.toml").read_text()
+        assert f'address = "{root}/containerd.sock"' in config_toml and "restrict_oom_score_adj = true" in config_toml
+        net = json.loads((root / "cni/net.d/10-picokube.conflist").read_text())
+        assert net["plugins"][0]["bridge"] == f"pkbr{i}"
+        assert net["plugins"][0]["ipam"]["ranges"] == [[{"subnet": f"10.88.{i}.0/24"}]]
+        kubelet = specs[f"kubelet-{node}"].argv
+        assert kubelet[kubelet.index("--container-runtime-endpoint") + 1] == f"unix://{root}/containerd.sock"
+        assert kubelet[kubelet.index("--pod-cidr") + 1] == f"10.88.{i}.0/24"
+        assert sorted(p.name for p in (root / "images").glob("*.tar")) == [
+            "docker.io_library_busybox_latest.tar", "registry.local_pause_busybox.tar"]
 
 
 def test_up_names_a_port_that_is_taken(tmp_path: Path) -> None:
