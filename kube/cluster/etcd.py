@@ -9,6 +9,7 @@ is enough on a fresh machine.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -63,6 +64,24 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def free_port_pair(low: int = 20000, high: int = 32000) -> int:
+    """A port P such that P and P + 1 are both free on 127.0.0.1 (etcd's client and peer ports).
+
+    Chosen below the kernel's ephemeral range (32768 and up by default), so outgoing
+    connections, which take ephemeral ports, cannot grab P + 1 between now and its use.
+    """
+    for _ in range(200):
+        port = random.randrange(low, high)
+        with socket.socket() as a, socket.socket() as b:
+            try:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no two adjacent free ports between {low} and {high}")
 
 
 def wait_for_port(port: int, *, timeout: float = 20.0, host: str = "127.0.0.1") -> None:

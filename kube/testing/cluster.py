@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from kube.cluster.etcd import free_port
+from kube.cluster.etcd import free_port, free_port_pair
 
 __all__ = ["Cluster", "start_cluster"]
 
@@ -54,7 +54,7 @@ class Cluster:
 
 
 def start_cluster(data_dir: Path, *extra: str) -> Iterator[Cluster]:
-    port, etcd_port = free_port(), free_port()
+    port, etcd_port = free_port(), free_port_pair()
     cluster = Cluster(data_dir, port)
     up = subprocess.run([sys.executable, "-m", "kube.cluster", "up", "--detach", "--data-dir", str(data_dir),
                          "--port", str(port), "--etcd-port", str(etcd_port), *extra],
