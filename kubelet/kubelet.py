@@ -27,13 +27,14 @@ from kube.client import RESTClient
 from kube.clock import Clock, RealClock
 from kube.controller import Request, Result, run_workers
 from kube.errors import Conflict, NotFound
-from kube.events import EventRecorder
+from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.workqueue import WorkQueue
 from kubelet.config import KubeletConfig
-from kubelet.cri.interface import POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, RuntimeService
+from kubelet.cri.interface import POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, ContainerState, RuntimeService
 from kubelet.node_status import NodeStatusManager
 from kubelet.pod_source import PodRouter
-from kubelet.pod_sync import PodSyncer
+from kubelet.pod_sync import PodSyncer, SyncResult
+from kubelet.prober import ProbeKind, ProbeManager
 from kubelet.status import compute_pod_status
 
 __all__ = ["Kubelet"]
@@ -65,6 +66,8 @@ class Kubelet:
         self.queue: WorkQueue[str] = WorkQueue(name="kubelet", clock=clock)
         self.recorder = EventRecorder(client, component="kubelet", host=config.node_name, clock=clock)
         self.syncer = PodSyncer(runtime, self.recorder)
+        self.prober = ProbeManager(runtime, self._enqueue_key, simulated=config.runtime == "simulated",
+                                   on_failure=self._probe_failed)
         self.node_status = NodeStatusManager(client, config, runtime_version=f"{runtime_name}://{runtime_version}",
                                              clock=clock)
         self.node_status.kubelet_port = kubelet_port
@@ -72,6 +75,12 @@ class Kubelet:
 
     def _enqueue(self, pod: Pod) -> None:
         self.queue.add(pod.key)
+
+    def _enqueue_key(self, key: str) -> None:
+        self.queue.add(key)
+
+    def _probe_failed(self, pod: Pod, container: str, kind: ProbeKind, message: str) -> None:
+        self.recorder.event(pod, EVENT_WARNING, "Unhealthy", f"{kind.value} probe failed: {message}")
 
     async def run(self) -> None:
         logger.info("Starting kubelet", extra={"node": self.config.node_name, "runtime": self.runtime_name})
@@ -88,6 +97,7 @@ class Kubelet:
                 tg.create_task(self._relist_loop())
                 tg.create_task(self._housekeeping_loop())
         finally:
+            await self.prober.close()
             await self.queue.shut_down()
 
     # --- one pod ---------------------------------------------------------------------------
@@ -102,10 +112,35 @@ class Kubelet:
             await self._terminate(pod)
             return None
         result = await self.syncer.sync(pod)
+        await self._apply_probes(pod, result)
         status = compute_pod_status(pod, result.sandbox, result.views, runtime=self.runtime_name,
                                     host_ip=self.config.address)
         await self._patch_status(pod, status)
         return Result(requeue_after=result.retry_after) if result.retry_after is not None else None
+
+    async def _apply_probes(self, pod: Pod, result: SyncResult) -> None:
+        """Start probing running containers, restart the ones whose liveness failed, set readiness."""
+        running = {v.name: v.current.id for v in result.views
+                   if v.current is not None and v.current.state == ContainerState.RUNNING}
+        pod_ip = result.sandbox.ip if result.sandbox is not None else None
+        self.prober.sync(pod, running, pod_ip)
+        specs = {c.name: c for c in pod.spec.containers}
+        for view in result.views:
+            cid = running.get(view.name)
+            spec = specs.get(view.name)
+            if cid is None or spec is None:
+                continue
+            if self.prober.liveness_failed(cid):
+                self.recorder.event(pod, EVENT_NORMAL, "Killing",
+                                    f"Container {view.name} failed liveness probe, will be restarted")
+                grace = pod.spec.termination_grace_period_seconds
+                await self.runtime.stop_container(cid, float(30 if grace is None else grace))
+                self.prober.forget_container(cid)
+                self.queue.add(pod.key)  # the next sync restarts it by its restartPolicy
+                view.ready = False
+                continue
+            view.ready = self.prober.ready(spec, cid)
+            view.started = self.prober.started(spec, cid)
 
     async def _terminate(self, pod: Pod) -> None:
         meta = pod.metadata
@@ -156,7 +191,9 @@ class Kubelet:
             keys[uid] = f"{sb.namespace}/{sb.name}"
             seen.setdefault(uid, ())
             seen[uid] += (("sandbox", sb.id, sb.state),)
-        for c in await self.runtime.list_containers():
+        containers = await self.runtime.list_containers()
+        self.prober.forget_containers({c.id for c in containers if c.state == ContainerState.RUNNING})
+        for c in containers:
             uid = c.labels.get(POD_UID_LABEL, "")
             seen.setdefault(uid, ())
             seen[uid] += ((c.id, c.state),)

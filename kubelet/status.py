@@ -6,7 +6,8 @@ Mirrors kubelet_pods.go `generateAPIPodStatus` and `getPhase`, reduced:
   has exited for good: Failed if one exited non-zero, else Succeeded;
 - conditions PodReadyToStartContainers, Initialized, ContainersReady, Ready and the
   scheduler's PodScheduled (kept as the pod has it); `lastTransitionTime` only moves when a
-  condition's status changes. Without probes a container is ready while it runs;
+  condition's status changes. Without probes a container is ready while it runs, with them
+  when its readiness (and startup) probe says so;
 - containerStatuses in spec order with state, lastState, restartCount, image, imageID and
   containerID (`<runtime>://<id>`); podIP/podIPs from the sandbox, hostIP from the node.
 The result is a plain dict in wire form, ready for a merge patch of pods/status.
@@ -43,6 +44,9 @@ class ContainerView:
     waiting_reason: str | None = None
     waiting_message: str | None = None
     restart_count: int = 0
+    ready: bool | None = None
+    """What the probes say about the running instance (None: no opinion, ready while it runs)."""
+    started: bool | None = None
 
 
 def _state(info: ContainerInfo | None, runtime: str, waiting: tuple[str | None, str | None]) -> dict[str, Any]:
@@ -75,7 +79,8 @@ def _container_status(view: ContainerView, runtime: str) -> dict[str, Any]:
         last = _state(view.previous, runtime, (None, None)) if view.previous is not None else {}
     status: dict[str, Any] = {
         "name": view.name, "image": view.image, "imageID": cur.image_ref if cur else "",
-        "ready": "running" in state, "started": "running" in state, "restartCount": view.restart_count,
+        "ready": "running" in state and view.ready is not False,
+        "started": "running" in state and view.started is not False, "restartCount": view.restart_count,
         "state": state, "lastState": last,
     }
     if cur is not None:

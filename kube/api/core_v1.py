@@ -22,7 +22,7 @@ __all__ = [
     "Binding", "ObjectReference", "Event", "EventSource", "ConfigMap", "Secret", "ServiceAccount",
     "Affinity", "NodeAffinity", "NodeSelector", "NodeSelectorTerm", "NodeSelectorRequirement",
     "PreferredSchedulingTerm", "PodAffinity", "PodAffinityTerm", "WeightedPodAffinityTerm",
-    "TopologySpreadConstraint", "ContainerImage",
+    "TopologySpreadConstraint", "ContainerImage", "Probe", "ExecAction", "HTTPGetAction", "TCPSocketAction",
 ]
 
 
@@ -145,6 +145,33 @@ class ResourceRequirements(KubeModel):
     limits: dict[str, str] | None = None
 
 
+class ExecAction(KubeModel):
+    command: list[str] | None = None
+
+
+class HTTPGetAction(KubeModel):
+    path: str | None = None
+    port: int | str
+    host: str | None = None
+    scheme: str | None = None
+
+
+class TCPSocketAction(KubeModel):
+    port: int | str
+    host: str | None = None
+
+
+class Probe(KubeModel):
+    exec: ExecAction | None = None
+    http_get: HTTPGetAction | None = None
+    tcp_socket: TCPSocketAction | None = None
+    initial_delay_seconds: int | None = None
+    period_seconds: int | None = None
+    timeout_seconds: int | None = None
+    success_threshold: int | None = None
+    failure_threshold: int | None = None
+
+
 class Container(KubeModel):
     name: str
     image: str | None = None
@@ -155,6 +182,9 @@ class Container(KubeModel):
     resources: ResourceRequirements | None = None
     image_pull_policy: str | None = None
     working_dir: str | None = None
+    liveness_probe: Probe | None = None
+    readiness_probe: Probe | None = None
+    startup_probe: Probe | None = None
 
 
 class Toleration(KubeModel):

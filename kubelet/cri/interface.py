@@ -204,6 +204,10 @@ class RuntimeService(Protocol):
 
     async def container_status(self, container_id: str) -> ContainerInfo: ...
 
+    async def exec_sync(self, container_id: str, cmd: list[str], timeout: float) -> tuple[int, str]:
+        """Run `cmd` in a running container; (exit code, output)."""
+        ...
+
     async def pull_image(self, image: str) -> str:
         """Pull `image`; return the image ref (`sha256:...`); raise ImagePullError on failure."""
         ...

@@ -203,6 +203,13 @@ class RemoteRuntime:
             return []
         return parse_cri_log(text)
 
+    async def exec_sync(self, container_id: str, cmd: list[str], timeout: float) -> tuple[int, str]:
+        """Run `cmd` in the container; (exit code, combined output). Timeouts count as failures."""
+        r = await self._call(self._runtime.ExecSync, pb.ExecSyncRequest(container_id=container_id, cmd=cmd,
+                                                                          timeout=max(1, int(timeout))),
+                             timeout=timeout + self.timeout, what="ExecSync")
+        return int(r.exit_code), (r.stdout + r.stderr).decode(errors="replace")
+
     # --- images ------------------------------------------------------------------------------
     async def pull_image(self, image: str) -> str:
         try:

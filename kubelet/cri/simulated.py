@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import logging
+import re
 import secrets
 import time
 from collections.abc import Iterable, Mapping
@@ -239,6 +240,17 @@ class SimulatedRuntime:
 
     async def container_status(self, container_id: str) -> ContainerInfo:
         return self._container_info(self._container(container_id))
+
+    async def exec_sync(self, container_id: str, cmd: list[str], timeout: float) -> tuple[int, str]:
+        """Run a command "in" a running container: `false` fails, `sh -c "exit N"` exits N, the rest succeed."""
+        c = self._container(container_id)
+        if self._state(c)[0] != ContainerState.RUNNING:
+            raise CRIError(f"container {container_id} is not running")
+        if cmd == ["false"]:
+            return 1, ""
+        if len(cmd) == 3 and cmd[:2] == ["sh", "-c"] and (m := re.fullmatch(r"\s*exit\s+(\d+)\s*", cmd[2])):
+            return int(m.group(1)), ""
+        return 0, ""
 
     def _container(self, container_id: str) -> _Container:
         c = self._containers.get(container_id)

@@ -173,3 +173,41 @@ def test_a_killed_kubelet_keeps_its_pods_as_they_were(cluster: Cluster, ns: str)
     assert (a["containerID"], a["restartCount"], after["status"]["podIP"]) == \
         (b["containerID"], 0, before["status"]["podIP"])
     assert len([c for c in node_containers(cluster, "node-1")]) >= 1
+
+
+PROBED = """\
+    readinessProbe:
+      httpGet: {path: /, port: web}
+      periodSeconds: 1
+    ports: [{name: web, containerPort: 8080}]
+"""
+
+
+def test_readiness_probe_gates_ready_and_liveness_restarts(cluster: Cluster, ns: str) -> None:
+    kubectl(cluster, "apply", "-f", "-", stdin=pod("probed", ns, "sleep 2; exec httpd -f -p 8080 -h /www",
+                                                   extra=PROBED))
+    early = wait_for(cluster, ns, "probed", lambda p: p["status"].get("phase") == "Running", "Running")
+    if not early["status"]["containerStatuses"][0]["ready"]:  # httpd starts two seconds late
+        conditions = {c["type"]: c["status"] for c in early["status"]["conditions"]}
+        assert conditions["Ready"] == "False"
+    wait_for(cluster, ns, "probed", running, "Ready through the httpGet probe")
+
+    kubectl(cluster, "apply", "-f", "-", stdin=pod("deaf", ns, "sleep 600", extra=PROBED))
+    p = wait_for(cluster, ns, "deaf", lambda p: p["status"].get("phase") == "Running", "Running")
+    eventually_sync(lambda: "Readiness probe failed" in kubectl(cluster, "describe", "pod", "deaf", "-n", ns),
+                    timeout=30, message="Unhealthy event")
+    assert not get(cluster, ns, "deaf")["status"]["containerStatuses"][0]["ready"]
+
+    liveness = """\
+    livenessProbe:
+      exec: {command: [cat, /tmp/healthy]}
+      periodSeconds: 1
+      failureThreshold: 2
+"""
+    kubectl(cluster, "apply", "-f", "-", stdin=pod("flaky", ns, "touch /tmp/healthy; sleep 2; rm /tmp/healthy; "
+                                                   "sleep 600", extra=liveness))
+    restarted = wait_for(cluster, ns, "flaky",
+                         lambda p: (p["status"].get("containerStatuses") or [{}])[0].get("restartCount", 0) >= 1,
+                         "restarted by the liveness probe", timeout=90)
+    assert restarted["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] in (137, 143)
+    assert "failed liveness probe, will be restarted" in kubectl(cluster, "describe", "pod", "flaky", "-n", ns)

@@ -292,23 +292,31 @@ async def test_sigkill_of_the_controller_manager_mid_rollout_converges(cluster: 
     async with asyncio.TaskGroup() as tg:
         _, task = await watching(client, "killed", observe, tg)
         await ok(cluster, "set", "image", "deployment/killed", "app=busybox:1.37")
-        killed_pid = None
-        for _ in range(2):  # twice, while both ReplicaSets have pods
+        killed_pid, kills = None, 0
+        for _ in range(2):  # twice, while both ReplicaSets have pods, unless the rollout is over by then
 
-            async def mid_rollout() -> int | None:
-                """The new ReplicaSet's size while old and new are both live, by a running controller-manager."""
+            async def mid_rollout() -> tuple[str, int] | None:
+                """("kill", pid) while old and new are both live under a running controller-manager; ("done", 0)."""
                 pid = cluster.pid_of("controller-manager")
                 if pid == killed_pid or not alive(pid):
                     return None
                 replicasets = await owned_replicasets(client, "killed")
                 new = [rs for rs in replicasets if rs.spec.template.spec.containers[0].image == "busybox:1.37"]
+                if new and new[0].spec.replicas == 10 and all(rs.spec.replicas == 0 for rs in replicasets
+                                                              if rs is not new[0]):
+                    return "done", 0
                 if len(replicasets) != 2 or not all(rs.spec.replicas for rs in replicasets) or not new:
                     return None
-                return pid if (new[0].spec.replicas or 0) > last_size[0] else None
-            killed_pid = await eventually(mid_rollout, timeout=60, interval=0.02, message="both ReplicaSets live")
+                return ("kill", pid) if (new[0].spec.replicas or 0) > last_size[0] else None
+            what, pid = await eventually(mid_rollout, timeout=60, interval=0.02, message="both ReplicaSets live")
+            if what == "done":
+                break
+            killed_pid = pid
             last_size[0] = max(rs.spec.replicas or 0 for rs in await owned_replicasets(client, "killed")
                                if rs.spec.template.spec.containers[0].image == "busybox:1.37")
             os.kill(killed_pid, signal.SIGKILL)
+            kills += 1
+        assert kills >= 1, "the rollout finished before the controller-manager could be killed in it"
         await ok(cluster, "rollout", "status", "deployment/killed", "--timeout=120s")
         task.cancel()
     replicasets = await owned_replicasets(client, "killed")

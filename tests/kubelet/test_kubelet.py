@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator
 import pytest
 import pytest_asyncio
 
-from kube.api import Lease, Namespace, Node, Pod
+from kube.api import Lease, Namespace, Node, Pod, Probe
 from kube.client import RESTClient
 from kube.errors import NotFound
 from kube.testing.apiserver import ApiServerHarness
@@ -247,3 +247,29 @@ async def test_hollow_nodes_share_one_process(api: ApiServerHarness, admin: REST
                 await admin.delete(Node, name)
             except NotFound:
                 pass
+
+
+async def test_probes_drive_readiness_and_restarts(kubelet: Any, admin: RESTClient, ns: str) -> None:
+    body = pod(ns, "probed")
+    body.spec.node_name = "node-1"
+    body.spec.containers[0].readiness_probe = Probe.model_validate({"exec": {"command": ["sh", "-c", "exit 1"]},
+                                                                    "periodSeconds": 1, "failureThreshold": 1})
+    await admin.create(body)
+
+    async def running_not_ready() -> bool:
+        p = await admin.get(Pod, "probed", ns)
+        statuses = p.status.container_statuses or []
+        return p.status.phase == "Running" and bool(statuses) and statuses[0].ready is False \
+            and p.status.condition("Ready") is not None and p.status.condition("Ready").status == "False"
+    await eventually(running_not_ready, timeout=30, message="Running but not Ready")
+
+    live = pod(ns, "unlive")
+    live.spec.node_name = "node-1"
+    live.spec.containers[0].liveness_probe = Probe.model_validate({"exec": {"command": ["false"]},
+                                                                   "periodSeconds": 1, "failureThreshold": 1})
+    await admin.create(live)
+
+    async def restarted() -> bool:
+        p = await admin.get(Pod, "unlive", ns)
+        return any((s.restart_count or 0) >= 1 for s in p.status.container_statuses or [])
+    await eventually(restarted, timeout=40, message="restarted after failing its liveness probe")

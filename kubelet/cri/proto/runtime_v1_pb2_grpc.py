@@ -94,6 +94,11 @@ class RuntimeServiceStub:
                 request_serializer=runtime__v1__pb2.ContainerStatusRequest.SerializeToString,
                 response_deserializer=runtime__v1__pb2.ContainerStatusResponse.FromString,
                 _registered_method=True)
+        self.ExecSync = channel.unary_unary(
+                '/runtime.v1.RuntimeService/ExecSync',
+                request_serializer=runtime__v1__pb2.ExecSyncRequest.SerializeToString,
+                response_deserializer=runtime__v1__pb2.ExecSyncResponse.FromString,
+                _registered_method=True)
 
 
 class RuntimeServiceServicer:
@@ -171,6 +176,12 @@ class RuntimeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExecSync(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RuntimeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -233,6 +244,11 @@ def add_RuntimeServiceServicer_to_server(servicer, server):
                     servicer.ContainerStatus,
                     request_deserializer=runtime__v1__pb2.ContainerStatusRequest.FromString,
                     response_serializer=runtime__v1__pb2.ContainerStatusResponse.SerializeToString,
+            ),
+            'ExecSync': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExecSync,
+                    request_deserializer=runtime__v1__pb2.ExecSyncRequest.FromString,
+                    response_serializer=runtime__v1__pb2.ExecSyncResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -559,6 +575,33 @@ class RuntimeService:
             '/runtime.v1.RuntimeService/ContainerStatus',
             runtime__v1__pb2.ContainerStatusRequest.SerializeToString,
             runtime__v1__pb2.ContainerStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExecSync(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/runtime.v1.RuntimeService/ExecSync',
+            runtime__v1__pb2.ExecSyncRequest.SerializeToString,
+            runtime__v1__pb2.ExecSyncResponse.FromString,
             options,
             channel_credentials,
             insecure,
