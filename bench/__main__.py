@@ -7,7 +7,8 @@ import importlib
 import json
 import sys
 
-BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers", "scheduler": "bench.scheduler"}
+BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers", "scheduler": "bench.scheduler",
+              "startup": "bench.startup"}
 
 
 def main(argv: list[str] | None = None) -> int:

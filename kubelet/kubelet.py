@@ -42,7 +42,7 @@ __all__ = ["Kubelet"]
 logger = logging.getLogger(__name__)
 
 _STATUS_KEYS = ("phase", "conditions", "hostIP", "hostIPs", "podIP", "podIPs", "startTime", "containerStatuses",
-                "qosClass")
+                "initContainerStatuses", "qosClass")
 _FULL_RESYNC = 10.0
 
 
@@ -65,7 +65,7 @@ class Kubelet:
         self.pods = router.register(config.node_name, self._enqueue)
         self.queue: WorkQueue[str] = WorkQueue(name="kubelet", clock=clock)
         self.recorder = EventRecorder(client, component="kubelet", host=config.node_name, clock=clock)
-        self.syncer = PodSyncer(runtime, self.recorder)
+        self.syncer = PodSyncer(runtime, self.recorder, host_ip=config.address)
         self.prober = ProbeManager(runtime, self._enqueue_key, simulated=config.runtime == "simulated",
                                    on_failure=self._probe_failed)
         self.node_status = NodeStatusManager(client, config, runtime_version=f"{runtime_name}://{runtime_version}",
@@ -114,7 +114,8 @@ class Kubelet:
         result = await self.syncer.sync(pod)
         await self._apply_probes(pod, result)
         status = compute_pod_status(pod, result.sandbox, result.views, runtime=self.runtime_name,
-                                    host_ip=self.config.address)
+                                    host_ip=self.config.address, init_views=result.init_views,
+                                    initialized=result.initialized, init_failed=result.init_failed)
         await self._patch_status(pod, status)
         return Result(requeue_after=result.retry_after) if result.retry_after is not None else None
 
@@ -150,7 +151,8 @@ class Kubelet:
                 is not None else 30
         await self.syncer.kill(pod, grace=float(grace))
         views = await self.syncer.views(pod, None)
-        status = compute_pod_status(pod, None, views, runtime=self.runtime_name, host_ip=self.config.address)
+        status = compute_pod_status(pod, None, views, runtime=self.runtime_name, host_ip=self.config.address,
+                                    init_views=await self.syncer.views(pod, None, init=True))
         if status["phase"] not in ("Succeeded", "Failed"):
             codes = [cs["state"].get("terminated", {}).get("exitCode", 0) for cs in status["containerStatuses"]]
             status["phase"] = "Failed" if any(codes) else "Succeeded"

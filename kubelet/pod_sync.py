@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kube.api import Container, Pod
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
@@ -44,6 +44,11 @@ class SyncResult:
     sandbox: PodSandbox | None
     views: list[ContainerView]
     retry_after: float | None = None
+    init_views: list[ContainerView] = field(default_factory=list)
+    initialized: bool = True
+    """Every init container has exited 0 (vacuously true without any)."""
+    init_failed: bool = False
+    """An init container failed and restartPolicy Never forbids another try: the pod fails."""
 
 
 def _sandbox_config(pod: Pod, attempt: int) -> PodSandboxConfig:
@@ -55,6 +60,31 @@ def _sandbox_config(pod: Pod, attempt: int) -> PodSandboxConfig:
     return PodSandboxConfig(name=str(meta.name), namespace=str(meta.namespace), uid=str(meta.uid), attempt=attempt,
                             hostname=str(meta.name), labels=labels, host_network=bool(pod.spec.host_network),
                             port_mappings=ports)
+
+
+_FIELD_REFS = {
+    "metadata.name": lambda pod, sandbox, host: pod.metadata.name,
+    "metadata.namespace": lambda pod, sandbox, host: pod.metadata.namespace,
+    "metadata.uid": lambda pod, sandbox, host: pod.metadata.uid,
+    "spec.nodeName": lambda pod, sandbox, host: pod.spec.node_name,
+    "spec.serviceAccountName": lambda pod, sandbox, host: pod.spec.service_account_name,
+    "status.podIP": lambda pod, sandbox, host: sandbox.ip,
+    "status.hostIP": lambda pod, sandbox, host: host,
+}
+
+
+def container_env(pod: Pod, container: Container, sandbox: PodSandbox, host_ip: str) -> dict[str, str]:
+    """The container's environment: literal values, and `valueFrom.fieldRef` for the pod's own fields
+    (name, namespace, uid, node, service account, pod IP, host IP), as the downward API gives them."""
+    env: dict[str, str] = {}
+    for e in container.env or []:
+        ref = e.value_from.field_ref if e.value_from is not None else None
+        if ref is not None:
+            resolve = _FIELD_REFS.get(ref.field_path)
+            env[e.name] = str((resolve(pod, sandbox, host_ip) if resolve else "") or "")
+        else:
+            env[e.name] = e.value or ""
+    return env
 
 
 def _resources(container: Container) -> dict[str, int]:
@@ -80,9 +110,10 @@ def _view(name: str, image: str, mine: list[ContainerInfo]) -> ContainerView:
 class PodSyncer:
     """Drives one runtime for every pod of the node; holds only back-off bookkeeping."""
 
-    def __init__(self, runtime: RuntimeService, recorder: EventRecorder) -> None:
+    def __init__(self, runtime: RuntimeService, recorder: EventRecorder, *, host_ip: str = "127.0.0.1") -> None:
         self.runtime = runtime
         self.recorder = recorder
+        self.host_ip = host_ip
         self._image_failures: dict[tuple[str, str], tuple[int, float]] = {}  # (uid, container) -> (n, last)
 
     async def sandboxes_of(self, uid: str) -> list[PodSandbox]:
@@ -93,7 +124,7 @@ class PodSyncer:
         sandboxes = await self.sandboxes_of(str(pod.metadata.uid))
         latest = sandboxes[-1] if sandboxes else None
         if latest is not None and latest.state == SandboxState.READY:
-            return latest
+            return latest if latest.ip else await self.runtime.pod_sandbox_status(latest.id)  # lists carry no IP
         attempt = latest.attempt + 1 if latest is not None else 0
         for old in sandboxes:
             await self.runtime.remove_pod_sandbox(old.id)
@@ -105,12 +136,18 @@ class PodSyncer:
         terminal = pod.status.phase in ("Succeeded", "Failed")
         if terminal:
             await self.kill(pod, grace=0, reason=None)
-            return SyncResult(None, await self.views(pod, None))
+            return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True))
         sandbox = await self._ensure_sandbox(pod)
         instances = await self.runtime.list_containers(pod_sandbox_id=sandbox.id)
         policy = pod.spec.restart_policy or "Always"
+        init_views, initialized, init_failed, retry = await self._sync_init_containers(pod, sandbox, instances)
+        if not initialized:
+            views = [_view(c.name, c.image or "", []) for c in pod.spec.containers]
+            for view in views:
+                view.waiting_reason = "PodInitializing"
+            return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry, init_views,
+                              initialized=False, init_failed=init_failed)
         views: list[ContainerView] = []
-        retry: float | None = None
         now = time.time()
         for spec in pod.spec.containers:
             view = _view(spec.name, spec.image or "", _instances(instances, spec.name))
@@ -147,7 +184,47 @@ class PodSyncer:
         for view in views:  # keep at most the newest two instances of each container (for lastState)
             for stale in _instances(fresh, view.name)[:-2]:
                 await self.runtime.remove_container(stale.id)
-        return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry)
+        return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry, init_views)
+
+    async def _sync_init_containers(self, pod: Pod, sandbox: PodSandbox, instances: list[ContainerInfo]
+                                    ) -> tuple[list[ContainerView], bool, bool, float | None]:
+        """Run init containers one at a time, in order, each to a zero exit.
+
+        Returns (views, all done, failed for good, retry after). A failed init container is
+        retried with the same back-off as app containers unless restartPolicy is Never, which
+        fails the pod; app containers start only once every init container exited 0.
+        """
+        views: list[ContainerView] = []
+        never = (pod.spec.restart_policy or "Always") == "Never"
+        now = time.time()
+        for spec in pod.spec.init_containers or []:
+            view = _view(spec.name, spec.image or "", _instances(instances, spec.name))
+            views.append(view)
+            cur = view.current
+            if cur is not None and cur.state == ContainerState.EXITED and cur.exit_code == 0:
+                continue
+            pending = [_view(c.name, c.image or "", _instances(instances, c.name))
+                       for c in (pod.spec.init_containers or [])[len(views):]]
+            if cur is not None and cur.state in (ContainerState.RUNNING, ContainerState.CREATED):
+                return views + pending, False, False, None
+            if cur is not None and cur.state == ContainerState.EXITED:
+                if never:
+                    return views + pending, False, True, None
+                ran = (cur.finished_at or now) - (cur.started_at or now)
+                delay = BACKOFF_INITIAL if ran >= BACKOFF_RESET else min(BACKOFF_INITIAL * 2 ** cur.attempt,
+                                                                          BACKOFF_MAX)
+                wait = (cur.finished_at or now) + delay - now
+                if wait > 0:
+                    view.waiting_reason = "CrashLoopBackOff"
+                    view.waiting_message = f"back-off {int(delay)}s restarting failed container={spec.name}"
+                    return views + pending, False, False, wait
+            retry = await self._start_container(pod, sandbox, spec.name, spec.image or "", view)
+            fresh = _instances(await self.runtime.list_containers(pod_sandbox_id=sandbox.id), spec.name)
+            if fresh:
+                view.current, view.previous = fresh[-1], (fresh[-2] if len(fresh) > 1 else None)
+                view.restart_count = fresh[-1].attempt
+            return views + pending, False, False, retry if retry is not None else 0.5
+        return views, True, False, None
 
     async def _start_container(self, pod: Pod, sandbox: PodSandbox, name: str, image: str,
                                view: ContainerView) -> float | None:
@@ -170,12 +247,12 @@ class PodSyncer:
                 return min(IMAGE_BACKOFF_INITIAL * 2 ** failures, BACKOFF_MAX)
             self._image_failures.pop(key, None)
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Successfully pulled image "{image}"')
-        spec = next(c for c in pod.spec.containers if c.name == name)
+        spec = next(c for c in [*(pod.spec.init_containers or []), *pod.spec.containers] if c.name == name)
         attempt = view.current.attempt + 1 if view.current is not None else 0
         labels = {POD_UID_LABEL: str(pod.metadata.uid), POD_NAME_LABEL: str(pod.metadata.name),
                   POD_NAMESPACE_LABEL: str(pod.metadata.namespace), CONTAINER_NAME_LABEL: name}
         config = ContainerConfig(name=name, image=image, command=tuple(spec.command or ()), args=tuple(spec.args or ()),
-                                 env={e.name: e.value or "" for e in spec.env or []},
+                                 env=container_env(pod, spec, sandbox, self.host_ip),
                                  working_dir=spec.working_dir or "", attempt=attempt, labels=labels,
                                  **_resources(spec))
         try:
@@ -192,12 +269,13 @@ class PodSyncer:
                                                               f"{pod.metadata.name}_{pod.metadata.namespace}")
         return None
 
-    async def views(self, pod: Pod, sandbox: PodSandbox | None) -> list[ContainerView]:
-        """Container views from whatever the runtime still holds for the pod."""
+    async def views(self, pod: Pod, sandbox: PodSandbox | None, *, init: bool = False) -> list[ContainerView]:
+        """Container views (of the init containers, with `init`) from whatever the runtime still holds."""
         instances: list[ContainerInfo] = []
         for sb in await self.sandboxes_of(str(pod.metadata.uid)):
             instances.extend(await self.runtime.list_containers(pod_sandbox_id=sb.id))
-        return [_view(spec.name, spec.image or "", _instances(instances, spec.name)) for spec in pod.spec.containers]
+        specs = (pod.spec.init_containers or []) if init else pod.spec.containers
+        return [_view(spec.name, spec.image or "", _instances(instances, spec.name)) for spec in specs]
 
     async def kill(self, pod: Pod, *, grace: float, reason: str | None = "Killing") -> None:
         """Stop every container (with `grace` seconds each), then stop and remove the sandboxes."""

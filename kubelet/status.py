@@ -115,7 +115,13 @@ def _phase(pod: Pod, views: list[ContainerView]) -> str:
     return "Failed" if failed else "Succeeded"
 
 
-def _conditions(pod: Pod, sandbox_ready: bool, all_ready: bool, now: str) -> list[dict[str, Any]]:
+def _init_done(view: ContainerView) -> bool:
+    cur = view.current
+    return cur is not None and cur.state == ContainerState.EXITED and cur.exit_code == 0
+
+
+def _conditions(pod: Pod, sandbox_ready: bool, all_ready: bool, now: str, *,
+                initialized: bool = True) -> list[dict[str, Any]]:
     old = {c.type: c for c in pod.status.conditions or []}
 
     def cond(type_: str, ok: bool, reason: str | None = None) -> dict[str, Any]:
@@ -128,7 +134,7 @@ def _conditions(pod: Pod, sandbox_ready: bool, all_ready: bool, now: str) -> lis
             c["reason"] = reason
         return c
 
-    out = [cond("PodReadyToStartContainers", sandbox_ready), cond("Initialized", True),
+    out = [cond("PodReadyToStartContainers", sandbox_ready), cond("Initialized", initialized, "ContainersNotInitialized"),
            cond("Ready", all_ready, "ContainersNotReady"), cond("ContainersReady", all_ready, "ContainersNotReady")]
     scheduled = old.get("PodScheduled")
     out.append(scheduled.to_dict() if scheduled is not None else cond("PodScheduled", True))
@@ -138,23 +144,31 @@ def _conditions(pod: Pod, sandbox_ready: bool, all_ready: bool, now: str) -> lis
 
 
 def compute_pod_status(pod: Pod, sandbox: PodSandbox | None, views: list[ContainerView], *, runtime: str,
-                       host_ip: str, now: str | None = None) -> dict[str, Any]:
-    """The pod's status now, in wire form; terminal phases are kept once reached."""
+                       host_ip: str, now: str | None = None, init_views: list[ContainerView] | None = None,
+                       initialized: bool = True, init_failed: bool = False) -> dict[str, Any]:
+    """The pod's status now, in wire form; terminal phases are kept once reached.
+
+    While init containers run the pod is Pending and not Initialized; an init container
+    that failed under restartPolicy Never fails the pod.
+    """
     now = now or now_rfc3339()
     statuses = [_container_status(v, runtime) for v in views]
-    phase = _phase(pod, views)
+    phase = _phase(pod, views) if initialized else ("Failed" if init_failed else "Pending")
     if pod.status.phase in ("Succeeded", "Failed"):
         phase = pod.status.phase
     sandbox_ready = sandbox is not None and sandbox.state == SandboxState.READY
     all_ready = bool(statuses) and all(s["ready"] for s in statuses) and phase == "Running"
     status: dict[str, Any] = {
         "phase": phase,
-        "conditions": _conditions(pod, sandbox_ready, all_ready, now),
+        "conditions": _conditions(pod, sandbox_ready, all_ready, now, initialized=initialized),
         "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
         "startTime": pod.status.start_time or now,
         "containerStatuses": statuses,
         "qosClass": qos_class(pod),
     }
+    if init_views:
+        status["initContainerStatuses"] = [{**_container_status(v, runtime), "ready": _init_done(v)}
+                                           for v in init_views]
     if sandbox_ready and sandbox is not None and sandbox.ip:
         status["podIP"] = sandbox.ip
         status["podIPs"] = [{"ip": sandbox.ip}]

@@ -135,9 +135,19 @@ class ContainerPort(KubeModel):
     host_ip: str | None = Field(default=None, alias="hostIP")
 
 
+class ObjectFieldSelector(KubeModel):
+    field_path: str
+    api_version: str | None = None
+
+
+class EnvVarSource(KubeModel):
+    field_ref: ObjectFieldSelector | None = None
+
+
 class EnvVar(KubeModel):
     name: str
     value: str | None = None
+    value_from: EnvVarSource | None = None
 
 
 class ResourceRequirements(KubeModel):

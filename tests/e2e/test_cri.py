@@ -211,3 +211,34 @@ def test_readiness_probe_gates_ready_and_liveness_restarts(cluster: Cluster, ns:
                          "restarted by the liveness probe", timeout=90)
     assert restarted["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] in (137, 143)
     assert "failed liveness probe, will be restarted" in kubectl(cluster, "describe", "pod", "flaky", "-n", ns)
+
+
+def test_init_containers_run_first_and_env_comes_from_the_pod(cluster: Cluster, ns: str) -> None:
+    manifest = f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: story, namespace: {ns}}}
+spec:
+  nodeName: node-2
+  restartPolicy: Never
+  initContainers:
+  - {{name: setup, image: busybox, imagePullPolicy: IfNotPresent, command: [sh, -c, "echo init done"]}}
+  containers:
+  - name: app
+    image: busybox
+    imagePullPolicy: IfNotPresent
+    command: [sh, -c, 'echo "$GREETING $POD_NAME $POD_NAMESPACE $POD_IP"']
+    env:
+    - {{name: GREETING, value: hello}}
+    - {{name: POD_NAME, valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}}}
+    - {{name: POD_NAMESPACE, valueFrom: {{fieldRef: {{fieldPath: metadata.namespace}}}}}}
+    - {{name: POD_IP, valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}}}
+"""
+    kubectl(cluster, "apply", "-f", "-", stdin=manifest)
+    p = wait_for(cluster, ns, "story", lambda p: p["status"].get("phase") == "Succeeded", "Succeeded")
+    init = p["status"]["initContainerStatuses"][0]["state"]["terminated"]
+    app = p["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert init["exitCode"] == 0 and init["finishedAt"] <= app["startedAt"]
+    assert kubectl(cluster, "logs", "story", "-n", ns, "-c", "setup").strip() == "init done"
+    words = kubectl(cluster, "logs", "story", "-n", ns).split()
+    assert words[:3] == ["hello", "story", ns] and words[3].startswith("10.88.2.")

@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator
 import pytest
 import pytest_asyncio
 
-from kube.api import Lease, Namespace, Node, Pod, Probe
+from kube.api import Container, Lease, Namespace, Node, Pod, Probe
 from kube.client import RESTClient
 from kube.errors import NotFound
 from kube.testing.apiserver import ApiServerHarness
@@ -273,3 +273,35 @@ async def test_probes_drive_readiness_and_restarts(kubelet: Any, admin: RESTClie
         p = await admin.get(Pod, "unlive", ns)
         return any((s.restart_count or 0) >= 1 for s in p.status.container_statuses or [])
     await eventually(restarted, timeout=40, message="restarted after failing its liveness probe")
+
+
+async def test_init_containers_run_first_in_order(kubelet: Any, admin: RESTClient, ns: str) -> None:
+    body = pod(ns, "inits", command=["sh", "-c", "sleep 600"])
+    body.spec.init_containers = [
+        Container(name="first", image="busybox", command=["sh", "-c", "sleep 1; exit 0"]),
+        Container(name="second", image="busybox", command=["sh", "-c", "exit 0"])]
+    await admin.create(body)
+
+    async def pending_while_initializing() -> bool:
+        p = await admin.get(Pod, "inits", ns)
+        cond = p.status.condition("Initialized")
+        return p.status.phase == "Pending" and cond is not None and cond.status == "False"
+    await eventually(pending_while_initializing, timeout=20, message="Pending and not Initialized")
+
+    async def running() -> Pod | None:
+        p = await admin.get(Pod, "inits", ns)
+        return p if p.status.phase == "Running" else None
+    p = await eventually(running, timeout=30, message="app container Running after the inits")
+    raw = p.to_dict()["status"]
+    first, second = (s["state"]["terminated"] for s in raw["initContainerStatuses"])
+    app_started = raw["containerStatuses"][0]["state"]["running"]["startedAt"]
+    assert (first["exitCode"], second["exitCode"]) == (0, 0)
+    assert first["finishedAt"] <= second["startedAt"] <= app_started
+    assert p.status.condition("Initialized").status == "True"  # type: ignore[union-attr]
+
+    bad = pod(ns, "bad-init", command=["sh", "-c", "sleep 600"], restart="Never")
+    bad.spec.init_containers = [Container(name="fails", image="busybox", command=["sh", "-c", "exit 2"])]
+    await admin.create(bad)
+    await eventually(lambda: _phase(admin, ns, "bad-init", "Failed"), timeout=30, message="init failure fails pod")
+    failed = await admin.get(Pod, "bad-init", ns)
+    assert not failed.status.container_statuses or failed.status.container_statuses[0].state.running is None
