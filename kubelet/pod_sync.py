@@ -229,7 +229,14 @@ class PodSyncer:
     async def _start_container(self, pod: Pod, sandbox: PodSandbox, name: str, image: str,
                                view: ContainerView) -> float | None:
         key = (str(pod.metadata.uid), name)
-        if await self.runtime.image_status(image) is None:
+        spec = next(c for c in [*(pod.spec.init_containers or []), *pod.spec.containers] if c.name == name)
+        present = await self.runtime.image_status(image) is not None
+        if not present and spec.image_pull_policy == "Never":
+            view.waiting_reason = "ErrImageNeverPull"
+            view.waiting_message = f'Container image "{image}" is not present with pull policy of Never'
+            self.recorder.event(pod, EVENT_WARNING, "ErrImageNeverPull", view.waiting_message)
+            return 5.0  # look again soon: `picokube image import` may bring it
+        if not present:
             failures, last = self._image_failures.get(key, (0, 0.0))
             if failures:
                 wait = last + min(IMAGE_BACKOFF_INITIAL * 2 ** (failures - 1), BACKOFF_MAX) - time.time()
@@ -247,7 +254,6 @@ class PodSyncer:
                 return min(IMAGE_BACKOFF_INITIAL * 2 ** failures, BACKOFF_MAX)
             self._image_failures.pop(key, None)
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Successfully pulled image "{image}"')
-        spec = next(c for c in [*(pod.spec.init_containers or []), *pod.spec.containers] if c.name == name)
         attempt = view.current.attempt + 1 if view.current is not None else 0
         labels = {POD_UID_LABEL: str(pod.metadata.uid), POD_NAME_LABEL: str(pod.metadata.name),
                   POD_NAMESPACE_LABEL: str(pod.metadata.namespace), CONTAINER_NAME_LABEL: name}

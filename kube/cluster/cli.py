@@ -22,6 +22,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from kube.cluster.config import DEFAULT_NODE_CAPACITY, ClusterConfig, parse_endpoints
+from kube.cluster.containerd import import_image
 from kube.cluster.down import down as run_down
 from kube.cluster.status import status as run_status
 from kube.cluster.up import (
@@ -133,6 +134,37 @@ def status(
 ) -> None:
     """Show the cluster's endpoints and whether each component runs."""
     raise typer.Exit(run_status(_data_dir(data_dir), output=output.value))
+
+
+image_app = typer.Typer(no_args_is_help=True, help="Manage images on the cluster's CRI nodes.")
+app.add_typer(image_app, name="image")
+
+
+@image_app.command("import")
+def image_import(
+    file: Annotated[Path, typer.Argument(help="An OCI or docker image tarball (docker save, ctr export).")],
+    node: Annotated[list[str] | None, typer.Option("--node", help="Only this node (repeatable); default all.")] = None,
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+) -> None:
+    """Load an image tarball into nodes' containerd, so pods can use it without a registry."""
+    try:
+        config = ClusterConfig.load(_data_dir(data_dir))
+    except (OSError, ValueError):
+        _fail(f"no cluster in {_data_dir(data_dir)}: run `picokube up` first")
+    if config.runtime != "cri":
+        _fail("image import needs CRI nodes (picokube up --runtime cri); simulated nodes have every image")
+    if not file.is_file():
+        _fail(f"{file}: no such file")
+    targets = node or config.node_names
+    unknown = [n for n in targets if n not in config.node_names]
+    if unknown:
+        _fail(f"unknown node(s) {', '.join(unknown)}; nodes are {', '.join(config.node_names)}")
+    try:
+        for name in targets:
+            import_image(config, name, file)
+            typer.echo(f"imported {file.name} into {name}")
+    except RuntimeError as e:
+        _fail(str(e))
 
 
 @app.command("_supervise", hidden=True)

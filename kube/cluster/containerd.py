@@ -25,10 +25,14 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kube.cluster.images import BUSYBOX_IMAGE, PAUSE_IMAGE, build_busybox_image, find_busybox
 
-__all__ = ["ContainerdNode", "containerd_available", "CNI_BIN_DIR"]
+if TYPE_CHECKING:  # kube.cluster.config imports this module
+    from kube.cluster.config import ClusterConfig
+
+__all__ = ["ContainerdNode", "containerd_available", "import_image", "CNI_BIN_DIR"]
 
 CNI_BIN_DIR = "/usr/lib/cni"
 
@@ -169,3 +173,13 @@ state = "{r}/state"
         for rule in listed.stdout.splitlines():
             if self.subnet in rule and rule.startswith("-A "):
                 subprocess.run(["iptables", "-t", "nat", "-D", *rule.split()[1:]], capture_output=True)
+
+
+def import_image(config: ClusterConfig, node: str, tarball: Path) -> None:
+    """Import `tarball` into one node's containerd (its own, or the shared --containerd-socket)."""
+    endpoint, _ = config.cri_endpoint(node)
+    socket = endpoint.removeprefix("unix://")
+    out = subprocess.run(["ctr", "--address", socket, "-n", "k8s.io", "images", "import", str(tarball)],
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"importing {tarball.name} into {node} failed: {out.stderr.strip()}")

@@ -14,11 +14,13 @@ import subprocess
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kube.cluster.containerd import containerd_available
+from kube.cluster.images import build_busybox_image
 from kube.testing.cluster import Cluster
 from kube.testing.eventually import eventually_sync
 
@@ -242,3 +244,21 @@ spec:
     assert kubectl(cluster, "logs", "story", "-n", ns, "-c", "setup").strip() == "init done"
     words = kubectl(cluster, "logs", "story", "-n", ns).split()
     assert words[:3] == ["hello", "story", ns] and words[3].startswith("10.88.2.")
+
+
+def test_an_imported_image_runs_with_pull_policy_never(cluster: Cluster, ns: str, tmp_path: Path) -> None:
+    image = f"registry.local/hello:{uuid.uuid4().hex[:6]}"
+    kubectl(cluster, "apply", "-f", "-", stdin=pod("custom", ns, "echo from the custom image", restart="Never")
+            .replace("image: busybox", f"image: {image}").replace("IfNotPresent", "Never"))
+
+    def never_pulled(p: dict[str, Any]) -> bool:
+        cs = (p["status"].get("containerStatuses") or [{}])[0]
+        return cs.get("state", {}).get("waiting", {}).get("reason") == "ErrImageNeverPull"
+    wait_for(cluster, ns, "custom", never_pulled, "ErrImageNeverPull")
+
+    tarball = build_busybox_image(tmp_path / "hello.tar", image, ["sh"])
+    out = cluster.picokube("image", "import", str(tarball), "--node", "node-1")
+    assert out.returncode == 0, out.stderr
+    assert "imported hello.tar into node-1" in out.stdout
+    wait_for(cluster, ns, "custom", lambda p: p["status"].get("phase") == "Succeeded", "ran once imported")
+    assert kubectl(cluster, "logs", "custom", "-n", ns).strip() == "from the custom image"
