@@ -102,6 +102,23 @@ def _instances(containers: list[ContainerInfo], name: str) -> list[ContainerInfo
     return sorted((c for c in containers if c.labels.get(CONTAINER_NAME_LABEL) == name), key=lambda c: c.attempt)
 
 
+def _crash_loop_wait(pod: Pod, exited: ContainerInfo, view: ContainerView, now: float) -> float | None:
+    """Seconds until an exited container may restart (marking the view CrashLoopBackOff), or None: now.
+
+    The delay doubles with every restart from BACKOFF_INITIAL up to BACKOFF_MAX, and starts
+    over for a container that ran at least BACKOFF_RESET seconds before it exited.
+    """
+    ran = (exited.finished_at or now) - (exited.started_at or now)
+    delay = BACKOFF_INITIAL if ran >= BACKOFF_RESET else min(BACKOFF_INITIAL * 2 ** exited.attempt, BACKOFF_MAX)
+    wait = (exited.finished_at or now) + delay - now
+    if wait <= 0:
+        return None
+    view.waiting_reason = "CrashLoopBackOff"
+    view.waiting_message = (f"back-off {int(delay)}s restarting failed container={view.name} "
+                            f"pod={pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})")
+    return wait
+
+
 def _view(name: str, image: str, mine: list[ContainerInfo]) -> ContainerView:
     return ContainerView(name, image, mine[-1] if mine else None, mine[-2] if len(mine) > 1 else None,
                          restart_count=mine[-1].attempt if mine else 0)
@@ -158,14 +175,8 @@ class PodSyncer:
             if cur is not None and cur.state == ContainerState.EXITED:
                 if policy == "Never" or (policy == "OnFailure" and cur.exit_code == 0):
                     continue
-                ran = (cur.finished_at or now) - (cur.started_at or now)
-                delay = BACKOFF_INITIAL if ran >= BACKOFF_RESET else min(BACKOFF_INITIAL * 2 ** cur.attempt,
-                                                                          BACKOFF_MAX)
-                wait = (cur.finished_at or now) + delay - now
-                if wait > 0:
-                    view.waiting_reason = "CrashLoopBackOff"
-                    view.waiting_message = (f"back-off {int(delay)}s restarting failed container={spec.name} "
-                                            f"pod={pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})")
+                wait = _crash_loop_wait(pod, cur, view, now)
+                if wait is not None:
                     retry = wait if retry is None else min(retry, wait)
                     continue
             wait = await self._start_container(pod, sandbox, spec.name, spec.image or "", view)
@@ -210,13 +221,8 @@ class PodSyncer:
             if cur is not None and cur.state == ContainerState.EXITED:
                 if never:
                     return views + pending, False, True, None
-                ran = (cur.finished_at or now) - (cur.started_at or now)
-                delay = BACKOFF_INITIAL if ran >= BACKOFF_RESET else min(BACKOFF_INITIAL * 2 ** cur.attempt,
-                                                                          BACKOFF_MAX)
-                wait = (cur.finished_at or now) + delay - now
-                if wait > 0:
-                    view.waiting_reason = "CrashLoopBackOff"
-                    view.waiting_message = f"back-off {int(delay)}s restarting failed container={spec.name}"
+                wait = _crash_loop_wait(pod, cur, view, now)
+                if wait is not None:
                     return views + pending, False, False, wait
             retry = await self._start_container(pod, sandbox, spec.name, spec.image or "", view)
             fresh = _instances(await self.runtime.list_containers(pod_sandbox_id=sandbox.id), spec.name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from kube.api import Deployment, ReplicaSet
+from kube.api import Deployment
 
 __all__ = [
     "desired_replicas",

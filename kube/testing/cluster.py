@@ -48,6 +48,13 @@ class Cluster:
         return subprocess.run([sys.executable, "-m", "kubectl", "--kubeconfig", str(self.kubeconfig), *args],
                               capture_output=True, text=True, timeout=timeout, input=stdin, env=self.env())
 
+    def kubectl_ok(self, *args: str, stdin: str | None = None, timeout: float = 90) -> str:
+        """The real kubectl's stdout; AssertionError (with its stderr) unless it exits 0."""
+        out = subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], capture_output=True,
+                             text=True, timeout=timeout, input=stdin, env=self.env())
+        assert out.returncode == 0, f"kubectl {' '.join(args)}: {out.stderr}{out.stdout}"
+        return out.stdout
+
     def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], capture_output=True,
                               text=True, timeout=timeout, env=self.env())

@@ -5,6 +5,7 @@ A module may set `CLUSTER_ARGS` (extra `picokube up` flags) to get a cluster sha
 
 from __future__ import annotations
 
+import uuid
 from typing import Iterator
 
 import pytest
@@ -18,3 +19,14 @@ DEFAULT_ARGS = ("--nodes", "2", "--runtime", "simulated")
 def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     args = getattr(request.module, "CLUSTER_ARGS", DEFAULT_ARGS)
     yield from start_cluster(tmp_path_factory.mktemp("cluster"), *args)
+
+
+@pytest.fixture
+def ns(cluster: Cluster) -> Iterator[str]:
+    """A fresh namespace, deleted (and waited for) after the test."""
+    name = f"e2e-{uuid.uuid4().hex[:6]}"
+    cluster.kubectl_ok("create", "namespace", name)
+    try:
+        yield name
+    finally:
+        cluster.kubectl_ok("delete", "namespace", name, "--wait=true", "--timeout=120s")

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,21 +30,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300),
 CLUSTER_ARGS = ("--nodes", "2", "--runtime", "cri")
 
 
-def kubectl(cluster: Cluster, *args: str, stdin: str | None = None) -> str:
-    out = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args], capture_output=True,
-                         text=True, timeout=90, input=stdin, env=cluster.env())
-    assert out.returncode == 0, f"kubectl {' '.join(args)}: {out.stderr}{out.stdout}"
-    return out.stdout
 
 
-@pytest.fixture
-def ns(cluster: Cluster) -> Iterator[str]:
-    name = f"cri-{uuid.uuid4().hex[:6]}"
-    kubectl(cluster, "create", "namespace", name)
-    try:
-        yield name
-    finally:
-        kubectl(cluster, "delete", "namespace", name, "--wait=true", "--timeout=120s")
 
 
 def pod(name: str, ns: str, command: str, *, node: str = "node-1", restart: str = "Always",
@@ -67,7 +53,7 @@ spec:
 
 
 def get(cluster: Cluster, ns: str, name: str) -> dict[str, Any]:
-    return dict(json.loads(kubectl(cluster, "get", "pod", name, "-n", ns, "-o", "json")))
+    return dict(json.loads(cluster.kubectl_ok("get", "pod", name, "-n", ns, "-o", "json")))
 
 
 def wait_for(cluster: Cluster, ns: str, name: str, check: Any, what: str, timeout: float = 60) -> dict[str, Any]:
@@ -92,7 +78,7 @@ def node_containers(cluster: Cluster, node: str) -> list[str]:
 
 
 def test_a_pod_runs_answers_on_its_ip_and_logs(cluster: Cluster, ns: str) -> None:
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("web", ns, "echo serving; exec httpd -f -p 8080 -h /www"))
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("web", ns, "echo serving; exec httpd -f -p 8080 -h /www"))
     p = wait_for(cluster, ns, "web", running, "Running and Ready")
     ip = p["status"]["podIP"]
     assert ip.startswith("10.88.1.")  # node-1's own pod subnet
@@ -100,21 +86,21 @@ def test_a_pod_runs_answers_on_its_ip_and_logs(cluster: Cluster, ns: str) -> Non
     assert status["containerID"].startswith("containerd://") and status["imageID"]
     with urllib.request.urlopen(f"http://{ip}:8080/", timeout=5) as r:
         assert r.read() == b"hello from picokube\n"
-    assert kubectl(cluster, "logs", "web", "-n", ns).splitlines()[0] == "serving"
+    assert cluster.kubectl_ok("logs", "web", "-n", ns).splitlines()[0] == "serving"
 
 
 def test_pods_on_different_nodes_reach_each_other(cluster: Cluster, ns: str) -> None:
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("server", ns, "exec httpd -f -p 8080 -h /www", node="node-2"))
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("server", ns, "exec httpd -f -p 8080 -h /www", node="node-2"))
     server_ip = wait_for(cluster, ns, "server", running, "Running")["status"]["podIP"]
     assert server_ip.startswith("10.88.2.")
     request = f"printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 {server_ip} 8080"
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("client", ns, request, restart="Never"))
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("client", ns, request, restart="Never"))
     wait_for(cluster, ns, "client", lambda p: p["status"].get("phase") == "Succeeded", "Succeeded")
-    assert "hello from picokube" in kubectl(cluster, "logs", "client", "-n", ns)
+    assert "hello from picokube" in cluster.kubectl_ok("logs", "client", "-n", ns)
 
 
 def test_crash_loop_backoff_with_the_exit_code_in_last_state(cluster: Cluster, ns: str) -> None:
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("crash", ns, "echo dying; exit 3"))
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("crash", ns, "echo dying; exit 3"))
 
     def backing_off(p: dict[str, Any]) -> bool:
         cs = (p["status"].get("containerStatuses") or [{}])[0]
@@ -123,12 +109,12 @@ def test_crash_loop_backoff_with_the_exit_code_in_last_state(cluster: Cluster, n
     p = wait_for(cluster, ns, "crash", backing_off, "CrashLoopBackOff", timeout=90)
     last = p["status"]["containerStatuses"][0]["lastState"]["terminated"]
     assert (last["exitCode"], last["reason"]) == (3, "Error")
-    assert kubectl(cluster, "logs", "crash", "-n", ns, "--previous").strip() == "dying"
+    assert cluster.kubectl_ok("logs", "crash", "-n", ns, "--previous").strip() == "dying"
 
 
 def test_restart_policy_never_ends_succeeded_or_failed(cluster: Cluster, ns: str) -> None:
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("ok", ns, "exit 0", restart="Never"))
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("bad", ns, "exit 5", restart="Never"))
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("ok", ns, "exit 0", restart="Never"))
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("bad", ns, "exit 5", restart="Never"))
     wait_for(cluster, ns, "ok", lambda p: p["status"].get("phase") == "Succeeded", "Succeeded")
     bad = wait_for(cluster, ns, "bad", lambda p: p["status"].get("phase") == "Failed", "Failed")
     assert bad["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 5
@@ -138,24 +124,24 @@ def test_restart_policy_never_ends_succeeded_or_failed(cluster: Cluster, ns: str
 def test_memory_and_cpu_limits_reach_the_container(cluster: Cluster, ns: str) -> None:
     extra = "    resources: {limits: {memory: 64Mi, cpu: 500m}}\n"
     command = "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/cpu/cpu.cfs_quota_us"
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("limited", ns, command, restart="Never", extra=extra))
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("limited", ns, command, restart="Never", extra=extra))
     wait_for(cluster, ns, "limited", lambda p: p["status"].get("phase") == "Succeeded", "Succeeded")
-    assert kubectl(cluster, "logs", "limited", "-n", ns).split() == [str(64 * 1024 * 1024), "50000"]
+    assert cluster.kubectl_ok("logs", "limited", "-n", ns).split() == [str(64 * 1024 * 1024), "50000"]
 
 
 def test_delete_stops_and_removes_the_containers(cluster: Cluster, ns: str) -> None:
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("doomed", ns, "trap 'echo bye; exit 0' TERM; "
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("doomed", ns, "trap 'echo bye; exit 0' TERM; "
                                                           "while true; do sleep 0.2; done"))
     p = wait_for(cluster, ns, "doomed", running, "Running")
     cid = p["status"]["containerStatuses"][0]["containerID"].removeprefix("containerd://")
     assert cid in node_containers(cluster, "node-1")
-    kubectl(cluster, "delete", "pod", "doomed", "-n", ns, "--timeout=30s")  # waits until it is gone
+    cluster.kubectl_ok("delete", "pod", "doomed", "-n", ns, "--timeout=30s")  # waits until it is gone
     eventually_sync(lambda: cid not in node_containers(cluster, "node-1"), timeout=30,
                     message="container removed from containerd")
 
 
 def test_a_killed_kubelet_keeps_its_pods_as_they_were(cluster: Cluster, ns: str) -> None:
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("steady", ns, "exec httpd -f -p 8080 -h /www"))
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("steady", ns, "exec httpd -f -p 8080 -h /www"))
     before = wait_for(cluster, ns, "steady", running, "Running")
     old_pid = cluster.pid_of("kubelet-node-1")
     os.kill(old_pid, signal.SIGKILL)  # the supervisor starts a new one
@@ -168,7 +154,7 @@ def test_a_killed_kubelet_keeps_its_pods_as_they_were(cluster: Cluster, ns: str)
             return False
         return pid != old_pid
     eventually_sync(restarted, timeout=60, message="kubelet restarted")
-    kubectl(cluster, "label", "pod", "steady", "-n", ns, "touched=yes")  # an event the new kubelet must sync
+    cluster.kubectl_ok("label", "pod", "steady", "-n", ns, "touched=yes")  # an event the new kubelet must sync
     after = wait_for(cluster, ns, "steady", lambda p: running(p) and p["metadata"]["labels"].get("touched") == "yes",
                      "still Running")
     b, a = before["status"]["containerStatuses"][0], after["status"]["containerStatuses"][0]
@@ -186,7 +172,7 @@ PROBED = """\
 
 
 def test_readiness_probe_gates_ready_and_liveness_restarts(cluster: Cluster, ns: str) -> None:
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("probed", ns, "sleep 2; exec httpd -f -p 8080 -h /www",
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("probed", ns, "sleep 2; exec httpd -f -p 8080 -h /www",
                                                    extra=PROBED))
     early = wait_for(cluster, ns, "probed", lambda p: p["status"].get("phase") == "Running", "Running")
     if not early["status"]["containerStatuses"][0]["ready"]:  # httpd starts two seconds late
@@ -194,9 +180,9 @@ def test_readiness_probe_gates_ready_and_liveness_restarts(cluster: Cluster, ns:
         assert conditions["Ready"] == "False"
     wait_for(cluster, ns, "probed", running, "Ready through the httpGet probe")
 
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("deaf", ns, "sleep 600", extra=PROBED))
-    p = wait_for(cluster, ns, "deaf", lambda p: p["status"].get("phase") == "Running", "Running")
-    eventually_sync(lambda: "Readiness probe failed" in kubectl(cluster, "describe", "pod", "deaf", "-n", ns),
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("deaf", ns, "sleep 600", extra=PROBED))
+    wait_for(cluster, ns, "deaf", lambda p: p["status"].get("phase") == "Running", "Running")
+    eventually_sync(lambda: "Readiness probe failed" in cluster.kubectl_ok("describe", "pod", "deaf", "-n", ns),
                     timeout=30, message="Unhealthy event")
     assert not get(cluster, ns, "deaf")["status"]["containerStatuses"][0]["ready"]
 
@@ -206,13 +192,13 @@ def test_readiness_probe_gates_ready_and_liveness_restarts(cluster: Cluster, ns:
       periodSeconds: 1
       failureThreshold: 2
 """
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("flaky", ns, "touch /tmp/healthy; sleep 2; rm /tmp/healthy; "
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("flaky", ns, "touch /tmp/healthy; sleep 2; rm /tmp/healthy; "
                                                    "sleep 600", extra=liveness))
     restarted = wait_for(cluster, ns, "flaky",
                          lambda p: (p["status"].get("containerStatuses") or [{}])[0].get("restartCount", 0) >= 1,
                          "restarted by the liveness probe", timeout=90)
     assert restarted["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] in (137, 143)
-    assert "failed liveness probe, will be restarted" in kubectl(cluster, "describe", "pod", "flaky", "-n", ns)
+    assert "failed liveness probe, will be restarted" in cluster.kubectl_ok("describe", "pod", "flaky", "-n", ns)
 
 
 def test_init_containers_run_first_and_env_comes_from_the_pod(cluster: Cluster, ns: str) -> None:
@@ -236,19 +222,19 @@ spec:
     - {{name: POD_NAMESPACE, valueFrom: {{fieldRef: {{fieldPath: metadata.namespace}}}}}}
     - {{name: POD_IP, valueFrom: {{fieldRef: {{fieldPath: status.podIP}}}}}}
 """
-    kubectl(cluster, "apply", "-f", "-", stdin=manifest)
+    cluster.kubectl_ok("apply", "-f", "-", stdin=manifest)
     p = wait_for(cluster, ns, "story", lambda p: p["status"].get("phase") == "Succeeded", "Succeeded")
     init = p["status"]["initContainerStatuses"][0]["state"]["terminated"]
     app = p["status"]["containerStatuses"][0]["state"]["terminated"]
     assert init["exitCode"] == 0 and init["finishedAt"] <= app["startedAt"]
-    assert kubectl(cluster, "logs", "story", "-n", ns, "-c", "setup").strip() == "init done"
-    words = kubectl(cluster, "logs", "story", "-n", ns).split()
+    assert cluster.kubectl_ok("logs", "story", "-n", ns, "-c", "setup").strip() == "init done"
+    words = cluster.kubectl_ok("logs", "story", "-n", ns).split()
     assert words[:3] == ["hello", "story", ns] and words[3].startswith("10.88.2.")
 
 
 def test_an_imported_image_runs_with_pull_policy_never(cluster: Cluster, ns: str, tmp_path: Path) -> None:
     image = f"registry.local/hello:{uuid.uuid4().hex[:6]}"
-    kubectl(cluster, "apply", "-f", "-", stdin=pod("custom", ns, "echo from the custom image", restart="Never")
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("custom", ns, "echo from the custom image", restart="Never")
             .replace("image: busybox", f"image: {image}").replace("IfNotPresent", "Never"))
 
     def never_pulled(p: dict[str, Any]) -> bool:
@@ -261,4 +247,4 @@ def test_an_imported_image_runs_with_pull_policy_never(cluster: Cluster, ns: str
     assert out.returncode == 0, out.stderr
     assert "imported hello.tar into node-1" in out.stdout
     wait_for(cluster, ns, "custom", lambda p: p["status"].get("phase") == "Succeeded", "ran once imported")
-    assert kubectl(cluster, "logs", "custom", "-n", ns).strip() == "from the custom image"
+    assert cluster.kubectl_ok("logs", "custom", "-n", ns).strip() == "from the custom image"

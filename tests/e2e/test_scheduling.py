@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,25 +23,12 @@ CLUSTER_ARGS = ("--nodes", "3", "--runtime", "simulated", "--node-capacity", "cp
 NODES = ("node-1", "node-2", "node-3")
 
 
-def ok(cluster: Cluster, *args: str, stdin: str | None = None) -> str:
-    out = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args], capture_output=True,
-                         text=True, timeout=60, input=stdin, env=cluster.env())
-    assert out.returncode == 0, f"kubectl {' '.join(args)}: {out.stderr}{out.stdout}"
-    return out.stdout
 
 
-@pytest.fixture
-def ns(cluster: Cluster) -> Iterator[str]:
-    name = f"sched-{uuid.uuid4().hex[:6]}"
-    ok(cluster, "create", "namespace", name)
-    try:
-        yield name
-    finally:
-        ok(cluster, "delete", "namespace", name, "--wait=true", "--timeout=90s")
 
 
 def apply(cluster: Cluster, manifest: str) -> None:
-    ok(cluster, "apply", "-f", "-", stdin=manifest)
+    cluster.kubectl_ok("apply", "-f", "-", stdin=manifest)
 
 
 def pod_yaml(name: str, ns: str, *, cpu: str = "100m", labels: str = "{}", extra: str = "",
@@ -63,7 +47,7 @@ spec:
 
 
 def pods(cluster: Cluster, ns: str) -> list[dict]:  # type: ignore[type-arg]
-    return list(json.loads(ok(cluster, "get", "pods", "-n", ns, "-o", "json"))["items"])
+    return list(json.loads(cluster.kubectl_ok("get", "pods", "-n", ns, "-o", "json"))["items"])
 
 
 def placement(cluster: Cluster, ns: str) -> dict[str, str]:
@@ -89,7 +73,7 @@ def test_insufficient_cpu_is_explained_by_kubectl_describe(cluster: Cluster, ns:
     apply(cluster, pod_yaml("huge", ns, cpu="3"))
 
     def explained() -> str | None:
-        out = ok(cluster, "describe", "pod", "huge", "-n", ns)
+        out = cluster.kubectl_ok("describe", "pod", "huge", "-n", ns)
         return out if "FailedScheduling" in out else None
     out = eventually_sync(explained, timeout=30, message="FailedScheduling event")
     assert out is not None
@@ -101,7 +85,7 @@ def test_insufficient_cpu_is_explained_by_kubectl_describe(cluster: Cluster, ns:
 
 
 def test_node_selector_and_required_node_affinity(cluster: Cluster, ns: str) -> None:
-    ok(cluster, "label", "node", "node-2", "disk=ssd")
+    cluster.kubectl_ok("label", "node", "node-2", "disk=ssd")
     try:
         apply(cluster, pod_yaml("fast", ns, extra="  nodeSelector: {disk: ssd}\n"))
         apply(cluster, pod_yaml("not-two", ns, extra="""\
@@ -115,12 +99,12 @@ def test_node_selector_and_required_node_affinity(cluster: Cluster, ns: str) -> 
         where = wait_placed(cluster, ns, bound=2, pending=1)
         assert (where["fast"], where["not-two"], where["nowhere"]) == ("node-2", "node-3", "")
     finally:
-        ok(cluster, "label", "node", "node-2", "disk-")
+        cluster.kubectl_ok("label", "node", "node-2", "disk-")
 
 
 def test_taints_keep_intolerant_pods_away(cluster: Cluster, ns: str) -> None:
     for node in ("node-1", "node-2"):
-        ok(cluster, "taint", "node", node, "dedicated=infra:NoSchedule")
+        cluster.kubectl_ok("taint", "node", node, "dedicated=infra:NoSchedule")
     try:
         for i in range(3):
             apply(cluster, pod_yaml(f"plain-{i}", ns))
@@ -133,20 +117,20 @@ def test_taints_keep_intolerant_pods_away(cluster: Cluster, ns: str) -> None:
         assert where["tolerant"] == "node-1"
     finally:
         for node in ("node-1", "node-2"):
-            ok(cluster, "taint", "node", node, "dedicated-")
+            cluster.kubectl_ok("taint", "node", node, "dedicated-")
 
 
 def test_cordoned_node_gets_no_new_pods(cluster: Cluster, ns: str) -> None:
-    ok(cluster, "cordon", "node-3")
+    cluster.kubectl_ok("cordon", "node-3")
     try:
         for i in range(4):
             apply(cluster, pod_yaml(f"p-{i}", ns))
         where = wait_placed(cluster, ns, bound=4)
         assert "node-3" not in where.values()
-        out = ok(cluster, "get", "node", "node-3")
+        out = cluster.kubectl_ok("get", "node", "node-3")
         assert "SchedulingDisabled" in out
     finally:
-        ok(cluster, "uncordon", "node-3")
+        cluster.kubectl_ok("uncordon", "node-3")
 
 
 def test_pod_anti_affinity_puts_one_per_node_and_affinity_joins(cluster: Cluster, ns: str) -> None:
@@ -174,7 +158,7 @@ spec:
     def explained() -> bool:
         # The pods already placed forbid their nodes to it, and that is checked first, as upstream.
         return "0/3 nodes are available: 3 node(s) didn't satisfy existing pods anti-affinity rules." in \
-            ok(cluster, "describe", "pod", stuck, "-n", ns)
+            cluster.kubectl_ok("describe", "pod", stuck, "-n", ns)
     eventually_sync(explained, timeout=30, message="anti-affinity explained")
 
     apply(cluster, pod_yaml("friend", ns, extra="""\
@@ -244,8 +228,8 @@ value: 10
                     "nominated": vip["status"].get("nominatedNodeName", "")}
         result = eventually_sync(placed, timeout=60, message="vip placed after preempting one pod")
         assert result is not None and result["nominated"] == result["node"]
-        events = ok(cluster, "get", "events", "-n", ns, "--field-selector", f"involvedObject.name={result['victim']}")
+        events = cluster.kubectl_ok("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={result['victim']}")
         assert "Preempted" in events
-        assert ok(cluster, "get", "pod", "vip", "-n", ns, "-o", "jsonpath={.spec.priority}") == "100000"
+        assert cluster.kubectl_ok("get", "pod", "vip", "-n", ns, "-o", "jsonpath={.spec.priority}") == "100000"
     finally:
-        ok(cluster, "delete", "priorityclass", "e2e-high", "e2e-low")
+        cluster.kubectl_ok("delete", "priorityclass", "e2e-high", "e2e-low")
