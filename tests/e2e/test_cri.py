@@ -248,3 +248,26 @@ def test_an_imported_image_runs_with_pull_policy_never(cluster: Cluster, ns: str
     assert "imported hello.tar into node-1" in out.stdout
     wait_for(cluster, ns, "custom", lambda p: p["status"].get("phase") == "Succeeded", "ran once imported")
     assert cluster.kubectl_ok("logs", "custom", "-n", ns).strip() == "from the custom image"
+
+
+def test_pods_survive_a_containerd_restart(cluster: Cluster, ns: str) -> None:
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("survivor", ns, "exec httpd -f -p 8080 -h /www"))
+    before = wait_for(cluster, ns, "survivor", running, "Running")
+    old_pid = cluster.pid_of("containerd-node-1")
+    os.kill(old_pid, signal.SIGKILL)  # the shim keeps the container; the supervisor restarts containerd
+
+    def back() -> bool:
+        try:
+            pid = cluster.pid_of("containerd-node-1")
+            os.kill(pid, 0)
+        except (StopIteration, ProcessLookupError):
+            return False
+        return pid != old_pid and bool(node_containers(cluster, "node-1"))
+    eventually_sync(back, timeout=60, message="containerd restarted")
+    cluster.kubectl_ok("label", "pod", "survivor", "-n", ns, "after=restart")
+    after = wait_for(cluster, ns, "survivor", lambda p: running(p) and p["metadata"]["labels"].get("after"),
+                     "still Running")
+    b, a = before["status"]["containerStatuses"][0], after["status"]["containerStatuses"][0]
+    assert (a["containerID"], a["restartCount"]) == (b["containerID"], 0)
+    with urllib.request.urlopen(f"http://{after['status']['podIP']}:8080/", timeout=5) as r:
+        assert r.read() == b"hello from picokube\n"
