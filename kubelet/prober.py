@@ -115,8 +115,8 @@ class ProbeManager:
                     initial = Result.FAILURE if kind == ProbeKind.READINESS else Result.UNKNOWN
                     task = asyncio.create_task(self._run(pod, container, cid, kind, probe, pod_ip))
                     self._workers[(cid, kind)] = _Worker(task, initial)
-        containers = {c for c in running.values()}
-        for key in [k for k in self._workers if k[0] in containers and k not in wanted]:
+        live = set(running.values())
+        for key in [k for k in self._workers if k[0] in live and k not in wanted]:
             self._stop(key)
 
     def forget_container(self, container_id: str) -> None:
