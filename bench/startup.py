@@ -2,9 +2,10 @@
 
 Runs a whole cluster with `picokube up` (`--runtime cri`: one node with its own containerd;
 `--runtime simulated`: four simulated nodes) and measures:
-- `startup_p50_s` / `startup_p99_s`: for `--pods` pods created 10 at a time, the time from
-  sending each create to the watch event that shows it Running (Kubernetes' SLO: p99 <= 5 s
-  excluding image pulls; the image here is always local);
+- `startup_p50_s` / `startup_p99_s`: for `--pods` pods created at `--rate` pods per second
+  (as upstream's density test paces them; 0 sends them all at once, `--concurrency` in
+  flight), the time from sending each create to the watch event that shows it Running
+  (Kubernetes' SLO: p99 <= 5 s excluding image pulls; the image here is always local);
 - `cri_floor_p50_s` / `cri_floor_p99_s`, the baseline: RunPodSandbox + CreateContainer +
   StartContainer called directly on the same runtime, one pod at a time (with the simulated
   runtime: in-process); the difference is what the control plane and the kubelet add.
@@ -36,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runtime", choices=["cri", "simulated"], default="simulated")
     p.add_argument("--pods", type=int, default=None, help="pods to start (default: 30 on cri, 1000 simulated)")
     p.add_argument("--concurrency", type=int, default=10)
+    p.add_argument("--rate", type=float, default=None,
+                   help="pods created per second (default: 5 on cri, 50 simulated; 0: all at once)")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -50,7 +53,7 @@ def pod(name: str, ns: str) -> Pod:
                         "command": ["sleep", "3600"], "resources": {"requests": {"cpu": "10m"}}}]}})
 
 
-async def startup_latencies(client: RESTClient, n: int, concurrency: int) -> list[float]:
+async def startup_latencies(client: RESTClient, n: int, concurrency: int, rate: float) -> list[float]:
     ns = f"bench-startup-{uuid.uuid4().hex[:6]}"
     await client.create(Namespace.model_validate({"metadata": {"name": ns}}))
     sent: dict[str, float] = {}
@@ -75,7 +78,11 @@ async def startup_latencies(client: RESTClient, n: int, concurrency: int) -> lis
     await started.wait()
     sem = asyncio.Semaphore(concurrency)
 
+    begin = time.perf_counter()
+
     async def create(i: int) -> None:
+        if rate > 0:
+            await asyncio.sleep(max(0.0, begin + i / rate - time.perf_counter()))
         async with sem:
             name = f"p-{i}"
             sent[name] = time.perf_counter()
@@ -120,7 +127,7 @@ def _cluster(opts: argparse.Namespace, tmp: Path) -> Iterator[Cluster]:
 
 async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
     async with RESTClient(load_kubeconfig(cluster.kubeconfig)) as client:
-        latencies = await startup_latencies(client, opts.pods, opts.concurrency)
+        latencies = await startup_latencies(client, opts.pods, opts.concurrency, opts.rate)
     floor_pods = min(opts.pods, 30)
     if opts.runtime == "cri":
         node = cluster.data_dir / "containerd" / "node-1"
@@ -136,7 +143,7 @@ async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
         simulated = SimulatedRuntime(pod_cidr="10.250.0.0/16")
         await simulated.pull_image("busybox")
         floor = await cri_floor(simulated, floor_pods)
-    return {"runtime": opts.runtime, "pods": opts.pods,
+    return {"runtime": opts.runtime, "pods": opts.pods, "rate_pods_per_s": opts.rate,
             "startup_p50_s": round(pct(latencies, 0.5), 3), "startup_p99_s": round(pct(latencies, 0.99), 3),
             "startup_max_s": round(max(latencies), 3),
             "cri_floor_p50_s": round(pct(floor, 0.5), 3), "cri_floor_p99_s": round(pct(floor, 0.99), 3)}
@@ -145,5 +152,7 @@ async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
 def run(opts: argparse.Namespace) -> dict[str, Any]:
     if opts.pods is None:
         opts.pods = 30 if opts.runtime == "cri" else 1000
+    if opts.rate is None:
+        opts.rate = 5.0 if opts.runtime == "cri" else 50.0
     with tempfile.TemporaryDirectory() as tmp, _cluster(opts, Path(tmp)) as cluster:
         return asyncio.run(_run(cluster, opts))

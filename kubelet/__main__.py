@@ -25,9 +25,11 @@ from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntim
 from kubelet.hollow import hollow_configs, run_hollow_nodes
 from kubelet.kubelet import Kubelet
 from kubelet.logs import ContainerLogSource
+from kubelet.machine import allocatable_from, machine_capacity
 from kubelet.server import KubeletServer
 
 logger = logging.getLogger("kubelet")
+SIMULATED_CAPACITY = "cpu=4,memory=8Gi,pods=110"
 
 
 class ConfigError(Exception):
@@ -39,6 +41,16 @@ def _capacity(text: str) -> dict[str, str]:
         return parse_capacity(text)
     except ValueError as e:
         raise ConfigError(str(e)) from None
+
+
+def _node_resources(runtime: str, flag: str | None, log_dir: str) -> dict[str, dict[str, str]]:
+    """capacity and allocatable: the flag's when given, else the machine's for cri nodes."""
+    if flag is not None:
+        return {"capacity": _capacity(flag)}
+    if runtime == "cri":
+        capacity = machine_capacity(log_dir)
+        return {"capacity": capacity, "allocatable": allocatable_from(capacity)}
+    return {"capacity": _capacity(SIMULATED_CAPACITY)}
 
 
 def _labels(text: str) -> dict[str, str]:
@@ -86,8 +98,9 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
                    help="the CRI socket, with --runtime cri")
     p.add_argument("--pod-log-dir", default="/var/log/pods",
                    help="where container logs are written, with --runtime cri (<ns>_<pod>_<uid>/<container>/N.log)")
-    p.add_argument("--node-capacity", default="cpu=4,memory=8Gi,pods=110",
-                   help="what the node offers, as NAME=QUANTITY,...")
+    p.add_argument("--node-capacity", default=None,
+                   help="what the node offers, as NAME=QUANTITY,... (default: the machine's own with "
+                        f"--runtime cri, else {SIMULATED_CAPACITY})")
     p.add_argument("--pod-cidr", default="10.244.1.0/24")
     p.add_argument("--pod-start-delay", type=float, default=0.0,
                    help="seconds the simulated runtime takes to start a container")
@@ -98,22 +111,26 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
     p.add_argument("--client-ca-file")
     p.add_argument("--node-status-update-frequency", type=float, default=10.0,
                    help="seconds between Lease renewals")
+    p.add_argument("--max-container-restart-period", type=float, default=300.0,
+                   help="seconds CrashLoopBackOff waits at most between restarts (10 s doubling up to this)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     a = p.parse_args(argv)
     if a.runtime == "cri" and a.count:
         raise ConfigError("--count runs hollow nodes, which need --runtime simulated")
+    if a.max_container_restart_period <= 0:
+        raise ConfigError("--max-container-restart-period must be more than 0 seconds")
     if a.count < 0:
         raise ConfigError("--count must be 0 or more")
     if not a.count and not a.node_name:
         raise ConfigError("--node-name is required (or --count for hollow nodes)")
     config = KubeletConfig(node_name=a.node_name or "", kubeconfig=a.kubeconfig, runtime=a.runtime,
                            container_runtime_endpoint=a.container_runtime_endpoint, pod_log_dir=a.pod_log_dir,
-                         capacity=_capacity(a.node_capacity), pod_cidr=a.pod_cidr,
+                         **_node_resources(a.runtime, a.node_capacity, a.pod_log_dir), pod_cidr=a.pod_cidr,
                          pod_start_delay=a.pod_start_delay, address=a.address, port=a.port,
                          tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,
                          client_ca_file=a.client_ca_file, node_status_update_frequency=a.node_status_update_frequency,
                          node_labels=_labels(a.node_labels), register_with_taints=_taints(a.register_with_taints),
-                         log_level=a.log_level)
+                         max_container_restart_period=a.max_container_restart_period, log_level=a.log_level)
     return Invocation(config, a.count, a.node_name_prefix)
 
 

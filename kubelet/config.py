@@ -18,6 +18,7 @@ class KubeletConfig:
     `node_status_update_frequency` paces the Lease renewal (upstream: every 10 s) and
     `node_status_report_frequency` the Node status rewrite (upstream: 5 min, here 1 min);
     `node_labels` and `register_with_taints` are set when the Node is first created;
+    `allocatable` is what the scheduler may hand out (cri nodes hold back eviction reserves);
     `port` 0 lets the OS choose the kubelet server's port, which the Node then publishes in
     `status.daemonEndpoints.kubeletEndpoint.Port`.
     """
@@ -28,6 +29,7 @@ class KubeletConfig:
     container_runtime_endpoint: str = "unix:///run/containerd/containerd.sock"
     pod_log_dir: str = "/var/log/pods"
     capacity: dict[str, str] = field(default_factory=lambda: {"cpu": "4", "memory": "8Gi", "pods": "110"})
+    allocatable: dict[str, str] | None = None  # None: the same as capacity
     pod_cidr: str = "10.244.1.0/24"
     pod_start_delay: float = 0.0
     address: str = "127.0.0.1"
@@ -42,5 +44,6 @@ class KubeletConfig:
     node_lease_duration_seconds: int = 40
     housekeeping_interval: float = 2.0
     relist_interval: float = 1.0
+    max_container_restart_period: float = 300.0  # CrashLoopBackOff's cap (and first delay, when below 10 s)
     workers: int = 16
     log_level: str = "INFO"

@@ -65,7 +65,8 @@ class Kubelet:
         self.pods = router.register(config.node_name, self._enqueue)
         self.queue: WorkQueue[str] = WorkQueue(name="kubelet", clock=clock)
         self.recorder = EventRecorder(client, component="kubelet", host=config.node_name, clock=clock)
-        self.syncer = PodSyncer(runtime, self.recorder, host_ip=config.address)
+        self.syncer = PodSyncer(runtime, self.recorder, host_ip=config.address,
+                                max_restart_period=config.max_container_restart_period)
         self.prober = ProbeManager(runtime, self._enqueue_key, simulated=config.runtime == "simulated",
                                    on_failure=self._probe_failed)
         self.node_status = NodeStatusManager(client, config, runtime_version=f"{runtime_name}://{runtime_version}",
@@ -193,7 +194,7 @@ class Kubelet:
             keys[uid] = f"{sb.namespace}/{sb.name}"
             seen.setdefault(uid, ())
             seen[uid] += (("sandbox", sb.id, sb.state),)
-        containers = await self.runtime.list_containers()
+        containers = await self.runtime.list_containers(brief=True)
         self.prober.forget_containers({c.id for c in containers if c.state == ContainerState.RUNNING})
         for c in containers:
             uid = c.labels.get(POD_UID_LABEL, "")

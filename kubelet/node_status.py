@@ -74,7 +74,7 @@ class NodeStatusManager:
         now = now_rfc3339()
         capacity = dict(self.config.capacity)
         return {
-            "capacity": capacity, "allocatable": dict(capacity),
+            "capacity": capacity, "allocatable": dict(self.config.allocatable or capacity),
             "conditions": [
                 self._condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
                                 "kubelet has sufficient memory available", now),

@@ -102,14 +102,17 @@ def _instances(containers: list[ContainerInfo], name: str) -> list[ContainerInfo
     return sorted((c for c in containers if c.labels.get(CONTAINER_NAME_LABEL) == name), key=lambda c: c.attempt)
 
 
-def _crash_loop_wait(pod: Pod, exited: ContainerInfo, view: ContainerView, now: float) -> float | None:
+def _crash_loop_wait(pod: Pod, exited: ContainerInfo, view: ContainerView, now: float,
+                     max_delay: float = BACKOFF_MAX) -> float | None:
     """Seconds until an exited container may restart (marking the view CrashLoopBackOff), or None: now.
 
-    The delay doubles with every restart from BACKOFF_INITIAL up to BACKOFF_MAX, and starts
-    over for a container that ran at least BACKOFF_RESET seconds before it exited.
+    The delay doubles with every restart from BACKOFF_INITIAL up to `max_delay` (upstream's
+    maxContainerRestartPeriod, which also caps the first delay), and starts over for a
+    container that ran at least BACKOFF_RESET seconds before it exited.
     """
     ran = (exited.finished_at or now) - (exited.started_at or now)
-    delay = BACKOFF_INITIAL if ran >= BACKOFF_RESET else min(BACKOFF_INITIAL * 2 ** exited.attempt, BACKOFF_MAX)
+    initial = min(BACKOFF_INITIAL, max_delay)
+    delay = initial if ran >= BACKOFF_RESET else min(initial * 2 ** exited.attempt, max_delay)
     wait = (exited.finished_at or now) + delay - now
     if wait <= 0:
         return None
@@ -127,7 +130,9 @@ def _view(name: str, image: str, mine: list[ContainerInfo]) -> ContainerView:
 class PodSyncer:
     """Drives one runtime for every pod of the node; holds only back-off bookkeeping."""
 
-    def __init__(self, runtime: RuntimeService, recorder: EventRecorder, *, host_ip: str = "127.0.0.1") -> None:
+    def __init__(self, runtime: RuntimeService, recorder: EventRecorder, *, host_ip: str = "127.0.0.1",
+                 max_restart_period: float = BACKOFF_MAX) -> None:
+        self.max_restart_period = max_restart_period
         self.runtime = runtime
         self.recorder = recorder
         self.host_ip = host_ip
@@ -175,7 +180,7 @@ class PodSyncer:
             if cur is not None and cur.state == ContainerState.EXITED:
                 if policy == "Never" or (policy == "OnFailure" and cur.exit_code == 0):
                     continue
-                wait = _crash_loop_wait(pod, cur, view, now)
+                wait = _crash_loop_wait(pod, cur, view, now, self.max_restart_period)
                 if wait is not None:
                     retry = wait if retry is None else min(retry, wait)
                     continue
@@ -221,7 +226,7 @@ class PodSyncer:
             if cur is not None and cur.state == ContainerState.EXITED:
                 if never:
                     return views + pending, False, True, None
-                wait = _crash_loop_wait(pod, cur, view, now)
+                wait = _crash_loop_wait(pod, cur, view, now, self.max_restart_period)
                 if wait is not None:
                     return views + pending, False, False, wait
             retry = await self._start_container(pod, sandbox, spec.name, spec.image or "", view)

@@ -97,6 +97,8 @@ def up(
         help="Seconds without a node Lease renewal before the node is Unknown (controller-manager; default 40).")] = None,
     node_status_update_frequency: Annotated[float | None, typer.Option(
         help="Seconds between a kubelet's Lease renewals and status heartbeats (default 10).")] = None,
+    max_container_restart_period: Annotated[float | None, typer.Option(
+        help="Most seconds a kubelet's CrashLoopBackOff waits between restarts (default 300).")] = None,
     detach: Annotated[bool, typer.Option(help="Run in the background; return once every node is Ready.")] = False,
     timeout: Annotated[float, typer.Option(help="With --detach: seconds to wait for a Ready cluster.")] = 120.0,
 ) -> None:
@@ -108,7 +110,8 @@ def up(
             etcd_endpoints=parse_endpoints(etcd_endpoints) if etcd_endpoints else (),
             nodes=nodes, runtime=chosen, containerd_socket=containerd_socket, node_capacity=node_capacity,
             pod_start_delay=pod_start_delay, node_monitor_grace_period=node_monitor_grace_period,
-            node_status_update_frequency=node_status_update_frequency)
+            node_status_update_frequency=node_status_update_frequency,
+            max_container_restart_period=max_container_restart_period)
     except (UpError, ValueError) as e:
         _fail(str(e))
     typer.echo(f"Using runtime {chosen} ({reason})")

@@ -69,6 +69,7 @@ class ClusterConfig:
     # How soon a silent node is noticed (None: the components' defaults, 40 s and 10 s).
     node_monitor_grace_period: float | None = None
     node_status_update_frequency: float | None = None
+    max_container_restart_period: float | None = None  # kubelets' CrashLoopBackOff cap (None: 300 s)
 
     def __post_init__(self) -> None:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
@@ -79,7 +80,8 @@ class ClusterConfig:
         if self.pod_start_delay < 0:
             raise ValueError("--pod-start-delay must be 0 or more")
         for flag, seconds in (("--node-monitor-grace-period", self.node_monitor_grace_period),
-                              ("--node-status-update-frequency", self.node_status_update_frequency)):
+                              ("--node-status-update-frequency", self.node_status_update_frequency),
+                              ("--max-container-restart-period", self.max_container_restart_period)):
             if seconds is not None and seconds <= 0:
                 raise ValueError(f"{flag} must be more than 0 seconds")
         parse_capacity(self.node_capacity)

@@ -181,14 +181,17 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         specs.append(python(
             f"kubelet-{node}", "kubelet",
             "--kubeconfig", str(config.kubeconfig_for(f"kubelet-{node}")), "--node-name", node,
-            "--runtime", config.runtime, "--node-capacity", config.node_capacity,
+            "--runtime", config.runtime,
+            *(("--node-capacity", config.node_capacity) if config.runtime != "cri" else ()),
             "--pod-cidr", pod_cidr, *runtime_args,
             "--tls-cert-file", str(config.pki_dir / f"kubelet-{node}.crt"),
             "--tls-private-key-file", str(config.pki_dir / f"kubelet-{node}.key"),
             "--client-ca-file", str(pki.ca_cert),
             *(("--pod-start-delay", str(config.pod_start_delay)) if config.pod_start_delay else ()),
             *(("--node-status-update-frequency", str(config.node_status_update_frequency))
-              if config.node_status_update_frequency is not None else ())))
+              if config.node_status_update_frequency is not None else ()),
+            *(("--max-container-restart-period", str(config.max_container_restart_period))
+              if config.max_container_restart_period is not None else ())))
     return specs
 
 

@@ -198,8 +198,12 @@ class RuntimeService(Protocol):
     async def remove_container(self, container_id: str) -> None: ...
 
     async def list_containers(self, *, pod_sandbox_id: str | None = None,
-                              labels: Mapping[str, str] | None = None) -> list[ContainerInfo]:
-        """Every container matching the filters, with its current state."""
+                              labels: Mapping[str, str] | None = None, brief: bool = False) -> list[ContainerInfo]:
+        """Every container matching the filters, with its current state.
+
+        `brief=True` promises only id, sandbox, name, attempt, image, state, created_at and
+        labels (what CRI's ListContainers carries), so a runtime may skip the per-container
+        status calls; the relist uses it, since it only compares ids and states."""
         ...
 
     async def container_status(self, container_id: str) -> ContainerInfo: ...

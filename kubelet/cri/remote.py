@@ -170,9 +170,15 @@ class RemoteRuntime:
             pass
 
     async def list_containers(self, *, pod_sandbox_id: str | None = None,
-                              labels: Mapping[str, str] | None = None) -> list[ContainerInfo]:
+                              labels: Mapping[str, str] | None = None, brief: bool = False) -> list[ContainerInfo]:
         r = await self._call(self._runtime.ListContainers, pb.ListContainersRequest(filter=pb.ContainerFilter(
             pod_sandbox_id=pod_sandbox_id or "", label_selector=dict(labels or {}))), what="ListContainers")
+        if brief:
+            return [ContainerInfo(id=c.id, pod_sandbox_id=c.pod_sandbox_id, name=c.metadata.name,
+                                  attempt=c.metadata.attempt, image=c.image.image, image_ref=c.image_ref,
+                                  state=_CONTAINER_STATES[c.state], created_at=_seconds(c.created_at) or 0.0,
+                                  labels=dict(c.labels), annotations=dict(c.annotations))
+                    for c in r.containers]
         # ListContainers has no exit codes or times: ask for each container's status.
         statuses = await asyncio.gather(*(self.container_status(c.id, pod_sandbox_id=c.pod_sandbox_id)
                                           for c in r.containers), return_exceptions=True)

@@ -234,7 +234,7 @@ class SimulatedRuntime:
         self._logs.pop(container_id, None)
 
     async def list_containers(self, *, pod_sandbox_id: str | None = None,
-                              labels: Mapping[str, str] | None = None) -> list[ContainerInfo]:
+                              labels: Mapping[str, str] | None = None, brief: bool = False) -> list[ContainerInfo]:
         return [self._container_info(c) for c in self._containers.values()
                 if (pod_sandbox_id is None or c.sandbox_id == pod_sandbox_id) and _matches(c.labels, labels)]
 

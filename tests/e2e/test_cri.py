@@ -27,10 +27,7 @@ _PROBLEM = containerd_available()
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300),
               pytest.mark.skipif(_PROBLEM is not None, reason=f"no CRI runtime: {_PROBLEM}")]
 
-CLUSTER_ARGS = ("--nodes", "2", "--runtime", "cri")
-
-
-
+CLUSTER_ARGS = ("--nodes", "2", "--runtime", "cri", "--max-container-restart-period", "4")
 
 
 
@@ -87,6 +84,41 @@ def test_a_pod_runs_answers_on_its_ip_and_logs(cluster: Cluster, ns: str) -> Non
     with urllib.request.urlopen(f"http://{ip}:8080/", timeout=5) as r:
         assert r.read() == b"hello from picokube\n"
     assert cluster.kubectl_ok("logs", "web", "-n", ns).splitlines()[0] == "serving"
+
+
+def test_cri_nodes_report_the_machines_capacity(cluster: Cluster) -> None:
+    node = json.loads(cluster.kubectl_ok("get", "node", "node-1", "-o", "json"))
+    capacity, allocatable = node["status"]["capacity"], node["status"]["allocatable"]
+    assert capacity["cpu"] == str(len(os.sched_getaffinity(0)))
+    mem_kib = int(next(ln.split()[1] for ln in Path("/proc/meminfo").read_text().splitlines()
+                       if ln.startswith("MemTotal:")))
+    assert capacity["memory"] == f"{mem_kib}Ki"
+    assert allocatable["memory"] == f"{mem_kib - 100 * 1024}Ki"  # the memory.available<100Mi eviction reserve
+    assert int(allocatable["ephemeral-storage"][:-2]) < int(capacity["ephemeral-storage"][:-2])
+    assert node["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+
+
+def test_logs_tail_timestamps_since_follow_and_previous(cluster: Cluster, ns: str) -> None:
+    script = "for i in 1 2 3 4 5; do echo line-$i; done; sleep 2; echo late; sleep 1; exit 1"
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("talker", ns, script))
+    # -f follows the first instance live until it exits: every line, in order, then the stream ends.
+    def follow() -> subprocess.CompletedProcess[str] | None:
+        r = cluster.kubectl("logs", "-f", "talker", "-n", ns, timeout=60)
+        return r if r.returncode == 0 else None
+    followed = eventually_sync(follow, timeout=60, interval=0.3, message="kubectl logs -f can start")
+    assert followed.stdout.split() == [*(f"line-{i}" for i in range(1, 6)), "late"]
+    wait_for(cluster, ns, "talker", lambda p: (p["status"].get("containerStatuses") or [{}])[0]
+             .get("restartCount", 0) >= 1, "restarted", timeout=60)
+    previous = cluster.kubectl_ok("logs", "talker", "-n", ns, "--previous").split()
+    assert previous[:5] == [f"line-{i}" for i in range(1, 6)] and previous[-1] == "late"
+    tail = cluster.kubectl_ok("logs", "talker", "-n", ns, "--previous", "--tail", "2").split()
+    assert tail == ["line-5", "late"]
+    stamped = cluster.kubectl_ok("logs", "talker", "-n", ns, "--previous", "--timestamps").splitlines()
+    when, _, text = stamped[0].partition(" ")
+    assert text == "line-1" and when.endswith("Z") and "T" in when
+    assert cluster.kubectl_ok("logs", "talker", "-n", ns, "--previous", "--since", "1h").split() == previous
+    missing = cluster.kubectl("logs", "talker", "-n", ns, "-c", "nope")
+    assert missing.returncode != 0 and 'container nope is not valid for pod talker' in missing.stderr
 
 
 def test_pods_on_different_nodes_reach_each_other(cluster: Cluster, ns: str) -> None:
