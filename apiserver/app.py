@@ -152,7 +152,7 @@ def build_app(config: ApiServerConfig, *, storage: Storage | None = None) -> Fas
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints))
+        store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints), startup_timeout=30.0)
         stores = {r.plural: RegistryStore(store, r, strategy_for(r), prefix=config.etcd_prefix,
                                           max_object_bytes=config.max_object_bytes) for r in RESOURCES}
         state["storage"] = store

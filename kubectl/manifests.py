@@ -28,10 +28,12 @@ class Manifest:
     body: dict[str, Any]
 
 
-def _files(path: str) -> list[Path]:
+def _files(path: str, recursive: bool) -> list[Path]:
+    """The manifest files a path names: itself, a folder's files, or (-R) every file below it."""
     p = Path(path)
     if p.is_dir():
-        return sorted(f for f in p.iterdir() if f.suffix in (".yaml", ".yml", ".json") and f.is_file())
+        found = p.rglob("*") if recursive else p.iterdir()
+        return sorted(f for f in found if f.suffix in (".yaml", ".yml", ".json") and f.is_file())
     if not p.exists():
         raise ManifestError(f'the path "{path}" does not exist')
     return [p]
@@ -85,7 +87,7 @@ def read_manifests(paths: list[str], *, recursive: bool = False) -> list[Manifes
         if path == "-":
             out.extend(_documents(sys.stdin.read(), "STDIN"))
             continue
-        for f in _files(path):
+        for f in _files(path, recursive):
             try:
                 text = f.read_text()
             except (OSError, UnicodeDecodeError) as e:

@@ -3,7 +3,9 @@
 `original` is the last applied configuration (the annotation), `modified` is the new
 manifest, `current` is the live object. The patch sets what `modified` says where `current`
 differs, and deletes (null) what `original` had and `modified` dropped; fields only the
-server or other writers set are left alone. Lists are replaced whole.
+server or other writers set are left alone. A list is sent whole, and only when it differs
+from the live one in something the manifest says: a live list whose items carry extra
+fields the server defaulted (a container's imagePullPolicy, say) still counts as unchanged.
 """
 
 from __future__ import annotations
@@ -11,6 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["three_way_merge_patch"]
+
+
+def _contains(live: Any, wanted: Any) -> bool:
+    """Whether `live` says everything `wanted` says (dicts may hold more keys; lists pair up)."""
+    if isinstance(wanted, dict):
+        return isinstance(live, dict) and all(k in live and _contains(live[k], v) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(live, list) and len(live) == len(wanted) and all(
+            _contains(a, b) for a, b in zip(live, wanted))
+    return bool(live == wanted)
 
 
 def three_way_merge_patch(original: dict[str, Any] | None, modified: dict[str, Any],
@@ -24,7 +36,7 @@ def three_way_merge_patch(original: dict[str, Any] | None, modified: dict[str, A
                                         value, live)
             if sub:
                 patch[key] = sub
-        elif live != value:
+        elif not _contains(live, value) or (value is None) != (live is None):
             patch[key] = value
     for key in original:
         if key not in modified and key in current:

@@ -207,15 +207,20 @@ class Etcd3Storage:
     # -- lifecycle ---------------------------------------------------------------------------
 
     @classmethod
-    async def connect(cls, endpoints: builtins.list[str], *, timeout: float = 5.0) -> "Etcd3Storage":
-        """Connect to the first endpoint that answers, retrying the list until `timeout`.
+    async def connect(cls, endpoints: builtins.list[str], *, timeout: float = 5.0,
+                      startup_timeout: float | None = None) -> "Etcd3Storage":
+        """Connect to the first endpoint that answers, retrying the list until `startup_timeout`.
 
+        Each attempt waits at most a second, so one endpoint that hangs (a name that does not
+        resolve yet, a peer still starting) does not use up the whole wait. `timeout` is the
+        per-request deadline of the storage afterwards; `startup_timeout` defaults to it.
         Raises Unavailable when none answered in time and ValueError for a malformed endpoint.
         """
         if not endpoints:
             raise ValueError("no etcd endpoints given")
         parsed = [(ep, *_parse_endpoint(ep)) for ep in endpoints]
-        deadline = time.monotonic() + timeout
+        wait = timeout if startup_timeout is None else startup_timeout
+        deadline = time.monotonic() + wait
         errors: dict[str, str] = {}
         while True:
             for endpoint, host, port in parsed:
@@ -224,7 +229,7 @@ class Etcd3Storage:
                 try:
                     await client.connect()
                     await client.kvstub.Range(rpc.RangeRequest(key=b"\0", count_only=True),
-                                              timeout=max(remaining, 0.2), metadata=client.metadata)
+                                              timeout=min(max(remaining, 0.2), 1.0), metadata=client.metadata)
                 except Exception as e:  # noqa: BLE001 - any failure means "try the next one"
                     errors[endpoint] = str(_translate(e))
                     await client.close()
@@ -235,7 +240,7 @@ class Etcd3Storage:
                 logger.info("connected to etcd at %s", endpoint)
                 return cls(client, endpoint=endpoint, timeout=timeout)
             if time.monotonic() >= deadline:
-                raise Unavailable(f"no etcd endpoint reachable within {timeout}s: {errors}")
+                raise Unavailable(f"no etcd endpoint reachable within {wait:g}s: {errors}")
             await asyncio.sleep(0.2)
 
     async def close(self) -> None:

@@ -23,6 +23,7 @@ import typer
 
 from kube.cluster.config import DEFAULT_NODE_CAPACITY, ClusterConfig, parse_endpoints
 from kube.cluster.containerd import import_image
+from kube.cluster.images import BUSYBOX_IMAGE, build_busybox_image
 from kube.cluster.down import down as run_down
 from kube.cluster.status import status as run_status
 from kube.cluster.up import (
@@ -168,6 +169,23 @@ def image_import(
             typer.echo(f"imported {file.name} into {name}")
     except RuntimeError as e:
         _fail(str(e))
+
+
+@image_app.command("busybox")
+def image_busybox(
+    file: Annotated[Path, typer.Argument(help="Where to write the OCI image tarball.")],
+    name: Annotated[str, typer.Option("--name", help="The image reference it is imported as.")] = BUSYBOX_IMAGE,
+) -> None:
+    """Build a small image from the static busybox binary (sh, httpd, nc...), no registry needed.
+
+    Load it with `picokube image import FILE`, or into a compose node with
+    `docker compose exec -T kubelet-1 ctr -n k8s.io images import - < FILE`.
+    """
+    try:
+        build_busybox_image(file, name, ["sh"])
+    except (FileNotFoundError, OSError) as e:
+        _fail(str(e))
+    typer.echo(f"wrote {name} to {file}")
 
 
 @app.command("_supervise", hidden=True)

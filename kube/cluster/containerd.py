@@ -55,14 +55,23 @@ def containerd_available() -> str | None:
 
 @dataclass(frozen=True)
 class ContainerdNode:
-    """One node's containerd: where it lives and how its network is laid out."""
+    """One node's containerd: where it lives and how its network is laid out.
+
+    Everything defaults to a layout under `root` derived from the node's `index` (what
+    `picokube up` uses); a compose node container overrides the socket (the standard
+    `/run/containerd/containerd.sock`, so `ctr` finds it), state dir, bridge and subnet.
+    """
 
     root: Path
     index: int
+    grpc_socket: Path | None = None
+    state_dir: Path | None = None
+    bridge_name: str | None = None
+    subnet_cidr: str | None = None
 
     @property
     def socket(self) -> Path:
-        return self.root / "containerd.sock"
+        return self.grpc_socket or self.root / "containerd.sock"
 
     @property
     def endpoint(self) -> str:
@@ -70,11 +79,11 @@ class ContainerdNode:
 
     @property
     def bridge(self) -> str:
-        return f"pkbr{self.index}"
+        return self.bridge_name or f"pkbr{self.index}"
 
     @property
     def subnet(self) -> str:
-        return f"10.88.{self.index}.0/24"
+        return self.subnet_cidr or f"10.88.{self.index}.0/24"
 
     @property
     def config_file(self) -> Path:
@@ -90,7 +99,7 @@ class ContainerdNode:
             (r / d).mkdir(parents=True, exist_ok=True)
         self.config_file.write_text(f'''version = 2
 root = "{r}/root"
-state = "{r}/state"
+state = "{self.state_dir or r / 'state'}"
 [grpc]
   address = "{self.socket}"
 [ttrpc]

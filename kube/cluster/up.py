@@ -33,10 +33,8 @@ from kube.cluster.containerd import containerd_available
 from kube.cluster.config import ClusterConfig
 from kube.cluster.down import stop_cluster
 from kube.cluster.etcd import etcd_command
-from kube.cluster.kubeconfig import write_kubeconfig
-from kube.cluster._files import write_file_atomic
-from kube.cluster.pki import (ClusterPki, ensure_cluster_pki, ensure_leaf, issue_client_certificate,
-                              issue_serving_certificate)
+from kube.cluster.credentials import issue_credentials
+from kube.cluster.pki import ClusterPki
 from kube.cluster.probe import ApiProbe, port_in_use, port_open
 from kube.cluster.state import (
     ClusterLocked,
@@ -45,14 +43,7 @@ from kube.cluster.state import (
     read_state,
 )
 from kube.cluster.supervisor import ComponentSpec, Supervisor, describe_exit
-from kube.cluster.tokens import (
-    ADMIN_USER,
-    CONTROLLER_MANAGER_USER,
-    SCHEDULER_USER,
-    cluster_identities,
-    ensure_token_file,
-    node_user,
-)
+from kube.cluster.tokens import ADMIN_USER
 
 __all__ = ["UpError", "component_specs", "prepare", "resolve_runtime", "supervise", "up_detached",
            "up_foreground"]
@@ -106,30 +97,8 @@ def prepare(config: ClusterConfig) -> dict[str, str]:
     """Create dirs, PKI, token file, kubeconfigs and cluster.json; return tokens by user."""
     for d in (config.data_dir, config.logs_dir, config.etcd_data_dir):
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    pki = ensure_cluster_pki(config.pki_dir)
-    # The API server's identity towards kubelets (pods/log), and each kubelet's serving certificate.
-    ensure_leaf(pki, "apiserver-kubelet-client", lambda: issue_client_certificate(
-        pki, user="kube-apiserver-kubelet-client", groups=("system:masters",)))
-    for node in config.node_names:
-        ensure_leaf(pki, f"kubelet-{node}", lambda node=node: issue_serving_certificate(  # type: ignore[misc]
-            pki, name=f"system:node:{node}", ips=("127.0.0.1",), dns_names=(node, "localhost")))
-    sa_key = config.pki_dir / "sa.key"
-    if not sa_key.exists():  # signs ServiceAccount tokens; kept across restarts so tokens stay valid
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric import ec
-        pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-        write_file_atomic(sa_key, pem, mode=0o600)
-    entries = ensure_token_file(config.token_file, cluster_identities(config.node_names))
-    tokens = {user: e.token for user, e in entries.items()}
-    files = {
-        config.admin_kubeconfig: ADMIN_USER,
-        config.kubeconfig_for("controller-manager"): CONTROLLER_MANAGER_USER,
-        config.kubeconfig_for("scheduler"): SCHEDULER_USER,
-        **{config.kubeconfig_for(f"kubelet-{n}"): node_user(n) for n in config.node_names},
-    }
-    for path, user in files.items():
-        write_kubeconfig(path, server=config.apiserver_url, ca_pem=pki.ca_pem(), user=user, token=tokens[user])
+    _, tokens = issue_credentials(config.data_dir, server=config.apiserver_url,
+                                  nodes={node: ("127.0.0.1",) for node in config.node_names})
     config.save()
     return tokens
 

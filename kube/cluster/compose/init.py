@@ -1,0 +1,74 @@
+"""The compose init step: credentials for every component, and the admin kubeconfig for the host.
+
+Run once before the components start (`depends_on: condition: service_completed_successfully`):
+- issues (or keeps) the CA, certificates, tokens and kubeconfigs in `--dir`, the volume every
+  component mounts, with the API server at `--server` (its service name inside the network);
+- writes the admin kubeconfig again for the host, pointing at `--admin-server` (the published
+  port), to `--admin-kubeconfig`, owned by whoever owns `--owner-of` (the repository
+  directory, bind-mounted read-only), so the user who ran `docker compose up` can read it.
+
+Idempotent: a second `up` keeps every credential, so kubeconfigs handed out stay valid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from kube.cluster.credentials import issue_credentials
+from kube.cluster.kubeconfig import write_kubeconfig
+from kube.cluster.tokens import ADMIN_USER
+
+__all__ = ["main", "parse_nodes"]
+
+
+def parse_nodes(text: str) -> dict[str, tuple[str, ...]]:
+    """`kubelet-1=172.28.0.11,kubelet-2=172.28.0.12` as {node: (ip,)}; ValueError naming the item."""
+    nodes: dict[str, tuple[str, ...]] = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        name, eq, ip = item.partition("=")
+        if not eq or not name or not ip:
+            raise ValueError(f"--nodes: {item!r} is not NAME=IP")
+        nodes[name] = (ip, "127.0.0.1")
+    return nodes
+
+
+def _hand_over(path: Path, owner_of: Path | None) -> None:
+    """chown `path` and the folders created for it to the owner of `owner_of`."""
+    if owner_of is None or not owner_of.exists():
+        return
+    st = owner_of.stat()
+    for p in (path, *path.parents):
+        if p == owner_of or p == Path("/") or not p.exists() or p.stat().st_uid == st.st_uid:
+            break
+        os.chown(p, st.st_uid, st.st_gid)
+    os.chown(path, st.st_uid, st.st_gid)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m kube.cluster.compose.init", description=__doc__.splitlines()[0])
+    p.add_argument("--dir", type=Path, default=Path("/etc/picokube"))
+    p.add_argument("--server", default="https://apiserver:6443")
+    p.add_argument("--nodes", required=True, help="NAME=IP,... of the kubelet nodes")
+    p.add_argument("--admin-kubeconfig", type=Path, required=True)
+    p.add_argument("--admin-server", default="https://127.0.0.1:6443")
+    p.add_argument("--owner-of", type=Path, default=None)
+    a = p.parse_args(argv)
+    try:
+        nodes = parse_nodes(a.nodes)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    pki, tokens = issue_credentials(a.dir, server=a.server, nodes=nodes)
+    a.admin_kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+    write_kubeconfig(a.admin_kubeconfig, server=a.admin_server, ca_pem=pki.ca_pem(), user=ADMIN_USER,
+                     token=tokens[ADMIN_USER])
+    _hand_over(a.admin_kubeconfig, a.owner_of)
+    print(f"credentials ready in {a.dir}; admin kubeconfig for the host: {a.admin_kubeconfig}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

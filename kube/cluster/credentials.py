@@ -1,0 +1,68 @@
+"""Every credential a cluster needs, issued into one directory (or reused from it).
+
+`issue_credentials(dir, server=..., nodes=...)` leaves in `dir`:
+- `pki/`: the CA, the API server's serving certificate, its client certificate towards the
+  kubelets (`apiserver-kubelet-client`), one serving certificate per kubelet (for its
+  node name and the addresses given), and `sa.key`, which signs ServiceAccount tokens;
+- `tokens.csv`: a bearer token for the admin, the controller-manager, the scheduler and
+  each node (`system:node:<name>` in `system:nodes`);
+- `kubeconfig` (admin), `controller-manager.kubeconfig`, `scheduler.kubeconfig` and
+  `kubelet-<node>.kubeconfig`, each pointing at `server`.
+
+Idempotent: what exists and is still valid is kept, so kubeconfigs handed out before keep
+working. `picokube up` and the compose init step both call it; they differ only in the
+server URL and the node addresses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from kube.cluster._files import write_file_atomic
+from kube.cluster.kubeconfig import write_kubeconfig
+from kube.cluster.pki import (ClusterPki, ensure_cluster_pki, ensure_leaf, issue_client_certificate,
+                              issue_serving_certificate)
+from kube.cluster.tokens import (ADMIN_USER, CONTROLLER_MANAGER_USER, SCHEDULER_USER, cluster_identities,
+                                 ensure_token_file, node_user)
+
+__all__ = ["issue_credentials", "kubeconfig_path"]
+
+
+def kubeconfig_path(directory: Path, component: str) -> Path:
+    """`kubeconfig` for the admin, else `<component>.kubeconfig` (`kubelet-node-1.kubeconfig`)."""
+    return directory / ("kubeconfig" if component == "admin" else f"{component}.kubeconfig")
+
+
+def _ensure_signing_key(path: Path) -> None:
+    if not path.exists():
+        pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        write_file_atomic(path, pem, mode=0o600)
+
+
+def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Sequence[str]]
+                      ) -> tuple[ClusterPki, dict[str, str]]:
+    """Issue (or keep) everything listed above; `nodes` maps node name to its IP addresses.
+
+    Returns the PKI and the bearer token of each user.
+    """
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    pki = ensure_cluster_pki(directory / "pki")
+    ensure_leaf(pki, "apiserver-kubelet-client", lambda: issue_client_certificate(
+        pki, user="kube-apiserver-kubelet-client", groups=("system:masters",)))
+    for node, ips in nodes.items():
+        ensure_leaf(pki, f"kubelet-{node}", lambda node=node, ips=ips: issue_serving_certificate(  # type: ignore[misc]
+            pki, name=f"system:node:{node}", ips=tuple(ips), dns_names=(node, "localhost")))
+    _ensure_signing_key(pki.directory / "sa.key")
+    entries = ensure_token_file(directory / "tokens.csv", cluster_identities(nodes))
+    tokens = {user: e.token for user, e in entries.items()}
+    users = {"admin": ADMIN_USER, "controller-manager": CONTROLLER_MANAGER_USER, "scheduler": SCHEDULER_USER,
+             **{f"kubelet-{n}": node_user(n) for n in nodes}}
+    for component, user in users.items():
+        write_kubeconfig(kubeconfig_path(directory, component), server=server, ca_pem=pki.ca_pem(), user=user,
+                         token=tokens[user])
+    return pki, tokens

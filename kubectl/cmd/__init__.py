@@ -1,0 +1,1 @@
+"""pkctl's verbs, one module each; `kubectl.app` registers them on the typer app."""

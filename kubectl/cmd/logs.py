@@ -1,0 +1,78 @@
+"""`pkctl logs`: a container's output through the API server's `pods/log` (which asks the kubelet).
+
+`-c` picks the container (required when the pod has several, as kubectl says); `-f` streams
+until the container stops; `--tail`, `--timestamps`, `--since` (a duration) and `-p` for the
+previous instance map to the same query parameters kubectl sends. `deploy/NAME` and
+`rs/NAME` read the first pod of that workload, as kubectl does.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from kube.api import Pod
+from kube.client import RESTClient
+from kube.resources import resolve_resource
+from kubectl.context import CommandError, emit, parse_duration, run, state
+
+__all__ = ["logs"]
+
+
+async def _pod_name(client: RESTClient, ns: str, target: str) -> str:
+    kind, slash, name = target.partition("/")
+    if not slash:
+        return target
+    info = resolve_resource(kind)
+    if info is None:
+        raise CommandError(f'the server doesn\'t have a resource type "{kind}"')
+    if info.kind == "Pod":
+        return name
+    if info.kind not in ("Deployment", "ReplicaSet"):
+        raise CommandError(f"cannot get the logs of a {info.kind}: choose a pod, deployment or replicaset")
+    obj = await client.get_raw(info, name, ns)
+    labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    pods = (await client.list_raw(Pod.info, ns, label_selector=selector)).get("items") or []
+    if not pods:
+        raise CommandError(f"no pods found for {target}")
+    pods.sort(key=lambda p: (p["metadata"].get("creationTimestamp") or "", p["metadata"]["name"]))
+    if len(pods) > 1:
+        print(f"Found {len(pods)} pods, using pod/{pods[0]['metadata']['name']}", file=sys.stderr)
+    return str(pods[0]["metadata"]["name"])
+
+
+def logs(
+    pod: Annotated[str, typer.Argument(help="POD, pod/NAME, deploy/NAME or rs/NAME")],
+    container_arg: Annotated[str | None, typer.Argument(metavar="[CONTAINER]", help="The container.")] = None,
+    container: Annotated[str | None, typer.Option("-c", "--container", help="The container.")] = None,
+    follow: Annotated[bool, typer.Option("-f", "--follow", help="Stream the logs.")] = False,
+    previous: Annotated[bool, typer.Option("-p", "--previous", help="The previous instance's logs.")] = False,
+    tail: Annotated[int, typer.Option("--tail", help="Lines from the end (-1: all).")] = -1,
+    timestamps: Annotated[bool, typer.Option("--timestamps", help="Prefix each line with its time.")] = False,
+    since: Annotated[str | None, typer.Option("--since", help="Only newer lines, e.g. 5s, 2m, 3h.")] = None,
+) -> None:
+    """Print the logs for a container in a pod."""
+    ctx = state.ctx
+    since_seconds = int(max(1, parse_duration(since, "--since"))) if since else None
+
+    async def go() -> int:
+        async with ctx.client() as client:
+            name = await _pod_name(client, ctx.namespace, pod)
+            params: dict[str, Any] = {"container": container or container_arg,
+                                      "follow": "true" if follow else None,
+                                      "previous": "true" if previous else None,
+                                      "tailLines": tail if tail >= 0 else None,
+                                      "timestamps": "true" if timestamps else None,
+                                      "sinceSeconds": since_seconds}
+            params = {k: v for k, v in params.items() if v is not None}
+            path = Pod.info.object_path(name, ctx.namespace, "log")
+            if not follow:
+                emit(str(await client.request("GET", path, params=params)))
+                return 0
+            async for chunk in client.stream_text(path, params=params):
+                emit(chunk)
+        return 0
+    raise typer.Exit(run(go()))
