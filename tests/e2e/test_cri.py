@@ -117,6 +117,8 @@ def test_logs_tail_timestamps_since_follow_and_previous(cluster: Cluster, ns: st
     when, _, text = stamped[0].partition(" ")
     assert text == "line-1" and when.endswith("Z") and "T" in when
     assert cluster.kubectl_ok("logs", "talker", "-n", ns, "--previous", "--since", "1h").split() == previous
+    mini = cluster.pkctl("logs", "talker", "-n", ns, "--previous", "--tail", "2")  # pkctl sends the same query
+    assert mini.returncode == 0 and mini.stdout.split() == ["line-5", "late"], mini.stderr
     missing = cluster.kubectl("logs", "talker", "-n", ns, "-c", "nope")
     assert missing.returncode != 0 and 'container nope is not valid for pod talker' in missing.stderr
 
