@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from kube.humanize import human_duration
+
 __all__ = ["Section", "age", "since"]
 
 
@@ -29,26 +31,8 @@ def since(text: str | None) -> float | None:
 
 
 def age(seconds: float | None) -> str:
-    """kubectl's HumanDuration."""
-    if seconds is None:
-        return "<unknown>"
-    s = max(0, int(seconds))
-    if s < 120:
-        return f"{s}s"
-    m = s // 60
-    if m < 10:
-        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
-    if m < 180:
-        return f"{m}m"
-    h = m // 60
-    if h < 8:
-        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
-    if h < 48:
-        return f"{h}h"
-    d = h // 24
-    if d < 8:
-        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
-    return f"{d}d" if d < 365 * 2 else f"{d // 365}y"
+    """kubectl's HumanDuration, `<unknown>` when there is no time."""
+    return "<unknown>" if seconds is None else human_duration(seconds)
 
 
 class Section:

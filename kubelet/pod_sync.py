@@ -265,6 +265,8 @@ class PodSyncer:
                 return min(IMAGE_BACKOFF_INITIAL * 2 ** failures, BACKOFF_MAX)
             self._image_failures.pop(key, None)
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Successfully pulled image "{image}"')
+        else:
+            self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Container image "{image}" already present on machine')
         attempt = view.current.attempt + 1 if view.current is not None else 0
         labels = {POD_UID_LABEL: str(pod.metadata.uid), POD_NAME_LABEL: str(pod.metadata.name),
                   POD_NAMESPACE_LABEL: str(pod.metadata.namespace), CONTAINER_NAME_LABEL: name}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from kube.humanize import human_duration
 from kube.selectors import format_label_selector, selector_from_label_selector
 
 __all__ = ["wants_table", "to_table", "human_duration"]
@@ -20,32 +21,6 @@ Column = tuple[str, str, int]  # name, type, priority
 
 def wants_table(accept: str) -> bool:
     return any("as=Table" in part and "g=meta.k8s.io" in part for part in accept.split(","))
-
-
-def human_duration(seconds: float) -> str:
-    """kubectl's duration.HumanDuration."""
-    if seconds < -1:
-        return "<invalid>"
-    s = int(max(seconds, 0))
-    if s < 120:
-        return f"{s}s"
-    m = s // 60
-    if m < 10:
-        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
-    if m < 180:
-        return f"{m}m"
-    h = m // 60
-    if h < 8:
-        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
-    if h < 48:
-        return f"{h}h"
-    d = h // 24
-    if h < 24 * 8:
-        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
-    if d < 365 * 2:
-        return f"{d}d"
-    y = d // 365
-    return f"{y}y{d % 365}d" if d < 365 * 8 and d % 365 else f"{y}y"
 
 
 def _age(ts: str | None) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import typer
@@ -107,6 +108,33 @@ def _suffix(dry_run: str) -> str:
     return {"none": "", "client": " (dry run)", "server": " (server dry run)"}[dry_run]
 
 
+Write = Callable[[RESTClient, Manifest], Awaitable[tuple[str, dict[str, Any]]]]
+
+
+def _write_all(manifests: list[Manifest], manager: str, write: Write, *, action: str, mode: str,
+               output: str | None) -> int:
+    """Send every manifest with `write`; print kubectl's line (or the object) for each; 1 if any failed."""
+    async def go() -> int:
+        failed = 0
+        async with state.ctx.client(manager) as client:
+            for m in manifests:
+                info = info_for_manifest(m)
+                try:
+                    verb, obj = await write(client, m)
+                except ApiError as e:
+                    failed += 1
+                    name = (m.body.get("metadata") or {}).get("name", "")
+                    print(f'Error from server ({e.reason}): error when {action} "{m.source}" (line {m.line}, '
+                          f'{m.body.get("kind")} "{name}"): {e.message}', file=sys.stderr)
+                    continue
+                if output:
+                    emit(print_objects([{**obj, "__ref": resource_ref(info)}], output, as_list=False))
+                else:
+                    emit(f"{resource_ref(info)}/{m.body['metadata']['name']} {verb}{_suffix(mode)}\n")
+        return 1 if failed else 0
+    return run(go())
+
+
 def apply(
     filename: Files = [],  # noqa: B006 - typer reads the default
     recursive: Recursive = False,
@@ -122,29 +150,12 @@ def apply(
     mode = _dry_run(dry_run)
     manifests = _manifests(filename, recursive)
 
-    async def go() -> int:
-        failed = 0
-        manager = FIELD_MANAGER_SERVER_SIDE if server_side else FIELD_MANAGER_APPLY
-        async with ctx.client(manager) as client:
-            for m in manifests:
-                info = info_for_manifest(m)
-                try:
-                    if server_side:
-                        verb, obj = await _server_side(client, ctx, m, mode, force_conflicts)
-                    else:
-                        verb, obj = await _client_side(client, ctx, m, mode)
-                except ApiError as e:
-                    failed += 1
-                    name = (m.body.get("metadata") or {}).get("name", "")
-                    print(f'Error from server ({e.reason}): error when applying "{m.source}" (line {m.line}, '
-                          f'{m.body.get("kind")} "{name}"): {e.message}', file=sys.stderr)
-                    continue
-                if output:
-                    emit(print_objects([{**obj, "__ref": resource_ref(info)}], output, as_list=False))
-                else:
-                    emit(f"{resource_ref(info)}/{m.body['metadata']['name']} {verb}{_suffix(mode)}\n")
-        return 1 if failed else 0
-    raise typer.Exit(run(go()))
+    async def write(client: RESTClient, m: Manifest) -> tuple[str, dict[str, Any]]:
+        if server_side:
+            return await _server_side(client, ctx, m, mode, force_conflicts)
+        return await _client_side(client, ctx, m, mode)
+    manager = FIELD_MANAGER_SERVER_SIDE if server_side else FIELD_MANAGER_APPLY
+    raise typer.Exit(_write_all(manifests, manager, write, action="applying", mode=mode, output=output))
 
 
 def create(
@@ -159,24 +170,11 @@ def create(
     mode = _dry_run(dry_run)
     manifests = _manifests(filename, recursive)
 
-    async def go() -> int:
-        failed = 0
-        async with ctx.client(FIELD_MANAGER_CREATE) as client:
-            for m in manifests:
-                info = info_for_manifest(m)
-                body = _plain(m.body)
-                ns = namespace_for(ctx, info, body)
-                try:
-                    created = body if mode == "client" else \
-                        await client.create_raw(info, body, ns, dry_run=mode == "server")
-                except ApiError as e:
-                    failed += 1
-                    print(f'Error from server ({e.reason}): error when creating "{m.source}": {e.message}',
-                          file=sys.stderr)
-                    continue
-                if output:
-                    emit(print_objects([{**created, "__ref": resource_ref(info)}], output, as_list=False))
-                else:
-                    emit(f"{resource_ref(info)}/{created['metadata']['name']} created{_suffix(mode)}\n")
-        return 1 if failed else 0
-    raise typer.Exit(run(go()))
+    async def write(client: RESTClient, m: Manifest) -> tuple[str, dict[str, Any]]:
+        info = info_for_manifest(m)
+        body = _plain(m.body)
+        ns = namespace_for(ctx, info, body)
+        if mode == "client":
+            return "created", body
+        return "created", await client.create_raw(info, body, ns, dry_run=mode == "server")
+    raise typer.Exit(_write_all(manifests, FIELD_MANAGER_CREATE, write, action="creating", mode=mode, output=output))

@@ -305,3 +305,36 @@ def test_pods_survive_a_containerd_restart(cluster: Cluster, ns: str) -> None:
     assert (a["containerID"], a["restartCount"]) == (b["containerID"], 0)
     with urllib.request.urlopen(f"http://{after['status']['podIP']}:8080/", timeout=5) as r:
         assert r.read() == b"hello from picokube\n"
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_the_readme_examples_do_what_they_say(cluster: Cluster, ns: str) -> None:
+    for example in ("web.yaml", "crashloop.yaml", "unschedulable.yaml", "job-like.yaml"):
+        out = cluster.pkctl("apply", "-n", ns, "-f", str(EXAMPLES / example))
+        assert out.returncode == 0, out.stderr
+    status = cluster.pkctl("rollout", "status", "deploy/web", "-n", ns, "--timeout=90s", timeout=120)
+    assert status.returncode == 0 and 'deployment "web" successfully rolled out' in status.stdout, status.stderr
+    listed = json.loads(cluster.kubectl_ok("get", "pods", "-n", ns, "-l", "app=web", "-o", "json"))["items"]
+    assert len(listed) == 2
+    for p in listed:
+        with urllib.request.urlopen(f"http://{p['status']['podIP']}:8080/", timeout=5) as r:
+            assert r.read() == b"hello from picokube\n"
+    events = cluster.kubectl_ok("describe", "pod", listed[0]["metadata"]["name"], "-n", ns)
+    assert 'Container image "busybox" already present on machine' in events
+
+    def crash_looping(p: dict[str, Any]) -> bool:
+        cs = (p["status"].get("containerStatuses") or [{}])[0]
+        return (cs.get("state", {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
+                and cs.get("lastState", {}).get("terminated", {}).get("exitCode") == 3)
+    wait_for(cluster, ns, "crashloop", crash_looping, "CrashLoopBackOff with exit code 3", timeout=90)
+    done = cluster.pkctl("wait", "pod/countdown", "-n", ns, "--for=jsonpath={.status.phase}=Succeeded",
+                         "--timeout=60s", timeout=90)
+    assert done.returncode == 0 and done.stdout == "pod/countdown condition met\n", done.stderr
+    assert cluster.pkctl("logs", "countdown", "-n", ns).stdout.split() == ["3", "2", "1", "liftoff"]
+    pending = get(cluster, ns, "too-big")
+    assert pending["status"].get("phase") == "Pending" and not pending["spec"].get("nodeName")
+    described = eventually_sync(lambda: (lambda t: t if "FailedScheduling" in t else None)(
+        cluster.kubectl_ok("describe", "pod", "too-big", "-n", ns)), timeout=30, message="FailedScheduling event")
+    assert "Insufficient cpu" in described
