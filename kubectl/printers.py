@@ -61,4 +61,4 @@ def print_objects(objects: list[dict[str, Any]], output: str, *, as_list: bool) 
         if as_list else clean[0]
     if output == "json":
         return json.dumps(doc, indent=4) + "\n"
-    return yaml.safe_dump(doc, default_flow_style=False, sort_keys=True)
+    return str(yaml.safe_dump(doc, default_flow_style=False, sort_keys=True))

@@ -43,14 +43,14 @@ def _capacity(text: str) -> dict[str, str]:
         raise ConfigError(str(e)) from None
 
 
-def _node_resources(runtime: str, flag: str | None, log_dir: str) -> dict[str, dict[str, str]]:
-    """capacity and allocatable: the flag's when given, else the machine's for cri nodes."""
+def _node_resources(runtime: str, flag: str | None, log_dir: str) -> tuple[dict[str, str], dict[str, str] | None]:
+    """(capacity, allocatable or None for the same): the flag's when given, else the machine's for cri nodes."""
     if flag is not None:
-        return {"capacity": _capacity(flag)}
+        return _capacity(flag), None
     if runtime == "cri":
         capacity = machine_capacity(log_dir)
-        return {"capacity": capacity, "allocatable": allocatable_from(capacity)}
-    return {"capacity": _capacity(SIMULATED_CAPACITY)}
+        return capacity, allocatable_from(capacity)
+    return _capacity(SIMULATED_CAPACITY), None
 
 
 def _labels(text: str) -> dict[str, str]:
@@ -123,9 +123,10 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
         raise ConfigError("--count must be 0 or more")
     if not a.count and not a.node_name:
         raise ConfigError("--node-name is required (or --count for hollow nodes)")
+    capacity, allocatable = _node_resources(a.runtime, a.node_capacity, a.pod_log_dir)
     config = KubeletConfig(node_name=a.node_name or "", kubeconfig=a.kubeconfig, runtime=a.runtime,
                            container_runtime_endpoint=a.container_runtime_endpoint, pod_log_dir=a.pod_log_dir,
-                         **_node_resources(a.runtime, a.node_capacity, a.pod_log_dir), pod_cidr=a.pod_cidr,
+                         capacity=capacity, allocatable=allocatable, pod_cidr=a.pod_cidr,
                          pod_start_delay=a.pod_start_delay, address=a.address, port=a.port,
                          tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,
                          client_ca_file=a.client_ca_file, node_status_update_frequency=a.node_status_update_frequency,

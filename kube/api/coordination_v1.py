@@ -12,8 +12,9 @@ from kube.resources import ResourceInfo, resource_for_kind
 
 __all__ = ["Lease", "LeaseSpec"]
 
-_LEASE = resource_for_kind("coordination.k8s.io/v1", "Lease")
-assert _LEASE is not None
+_FOUND = resource_for_kind("coordination.k8s.io/v1", "Lease")
+assert _FOUND is not None
+_LEASE: ResourceInfo = _FOUND
 
 
 class LeaseSpec(KubeModel):

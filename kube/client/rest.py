@@ -254,7 +254,7 @@ class RESTClient:
         """POST pods/<name>/binding: record the scheduler's decision (sets spec.nodeName)."""
         from kube.api.core_v1 import Pod  # local: keeps the module import graph flat
 
-        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         if uid:
             body["metadata"]["uid"] = uid

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from typer.completion import get_completion_script
+from typer.completion import get_completion_script  # type: ignore[attr-defined]
 
 from kubectl.context import CommandError, emit
 
