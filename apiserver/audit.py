@@ -17,11 +17,11 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import parse_qs
 
 from apiserver.authn import UserInfo
+from apiserver.endpoints.request_info import RequestInfo
 
-__all__ = ["AuditLog", "request_attributes"]
+__all__ = ["AuditLog", "object_ref"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,33 +30,20 @@ def _micro(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def request_attributes(method: str, path: str, query: str) -> tuple[str, dict[str, str] | None]:
-    """The Kubernetes verb and objectRef of a request path (None for non-resource paths)."""
-    parts = [p for p in path.split("/") if p]
-    if len(parts) >= 2 and parts[0] == "api":
-        group, version, rest = "", parts[1], parts[2:]
-    elif len(parts) >= 3 and parts[0] == "apis":
-        group, version, rest = parts[1], parts[2], parts[3:]
-    else:
-        return method.lower(), None
-    if not rest:
-        return method.lower(), None
-    ref: dict[str, str] = {"apiGroup": group, "apiVersion": version} if group else {"apiVersion": version}
-    if rest[0] == "namespaces" and len(rest) >= 3:
-        ref["namespace"], rest = rest[1], rest[2:]
-    ref["resource"] = rest[0]
-    if len(rest) > 1:
-        ref["name"] = rest[1]
-    if len(rest) > 2:
-        ref["subresource"] = rest[2]
-    named = "name" in ref
-    watch = parse_qs(query).get("watch", [""])[0] in ("true", "1")
-    if method == "GET":
-        verb = "watch" if watch else ("get" if named else "list")
-    else:
-        verb = {"POST": "create", "PUT": "update", "PATCH": "patch",
-                "DELETE": "delete" if named else "deletecollection"}.get(method, method.lower())
-    return verb, ref
+def object_ref(info: RequestInfo) -> dict[str, str] | None:
+    """The audit objectRef of a resource request (None for non-resource paths)."""
+    if not info.is_resource_request:
+        return None
+    ref: dict[str, str] = {"apiGroup": info.api_group, "apiVersion": info.api_version} if info.api_group else \
+        {"apiVersion": info.api_version}
+    if info.namespace:
+        ref["namespace"] = info.namespace
+    ref["resource"] = info.resource
+    if info.name:
+        ref["name"] = info.name
+    if info.subresource:
+        ref["subresource"] = info.subresource
+    return ref
 
 
 class AuditLog:
@@ -67,9 +54,9 @@ class AuditLog:
         self._file = path.open("a", encoding="utf-8", buffering=1)
         self._lock = threading.Lock()
 
-    def record(self, *, method: str, path: str, query: str, user: UserInfo | None, code: int,
+    def record(self, *, info: RequestInfo, query: str, user: UserInfo | None, code: int,
                source_ip: str | None, user_agent: str | None, received: float, completed: float) -> None:
-        verb, ref = request_attributes(method, path, query)
+        verb, ref, path = info.verb, object_ref(info), info.path
         event: dict[str, Any] = {
             "kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "Metadata",
             "auditID": str(uuid.uuid4()), "stage": "ResponseComplete",

@@ -1,12 +1,11 @@
-"""Admission: checks and defaults that need the request's user and the object's body.
+"""Admission: the plugins every write passes between authorization and storage.
 
-Authorization only sees the request's attributes; for a create the object's name is in
-the body, so rules such as "a kubelet may only create its own Node" are enforced here, and
-pods get the defaults kube-apiserver's admission chain gives them (`pod_defaults`).
+`interfaces` defines what a plugin sees (`Attributes`) and the two kinds of plugin, `chain`
+runs them (mutating, then validating), `plugins/` holds one plugin per file, and
+`default_chain` assembles kube-apiserver's default order for the plugins picokube serves.
 """
 
-from apiserver.admission.node_restriction import node_restriction
-from apiserver.admission.pod_defaults import admit_pod
-from apiserver.admission.resource_quota import QuotaAdmission
+from apiserver.admission.chain import AdmissionChain
+from apiserver.admission.interfaces import Attributes, MutationInterface, Operation, ValidationInterface
 
-__all__ = ["QuotaAdmission", "admit_pod", "node_restriction"]
+__all__ = ["AdmissionChain", "Attributes", "MutationInterface", "Operation", "ValidationInterface"]

@@ -10,7 +10,7 @@ handshake for one the CA did not sign. What reaches here is therefore already tr
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Mapping
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID
@@ -33,8 +33,9 @@ def user_from_certificate(der: bytes) -> UserInfo | None:
     return UserInfo(name=str(names[0].value), groups=(*groups, "system:authenticated"))
 
 
-def client_certificate(scope: dict[str, Any]) -> bytes | None:
-    return ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert")
+def client_certificate(scope: Mapping[str, Any]) -> bytes | None:
+    cert = ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert")
+    return cert if isinstance(cert, bytes) else None
 
 
 class PeerCertificateProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]

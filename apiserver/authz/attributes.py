@@ -14,7 +14,7 @@ from typing import Protocol
 
 from apiserver.authn import UserInfo
 
-__all__ = ["Attributes", "Decision", "Authorizer", "UnionAuthorizer", "verb_for", "forbidden_message"]
+__all__ = ["Attributes", "Decision", "Authorizer", "UnionAuthorizer", "forbidden_message"]
 
 
 class Decision(Enum):
@@ -60,13 +60,6 @@ class UnionAuthorizer:
             if reason:
                 reasons.append(reason)
         return Decision.NO_OPINION, "; ".join(reasons)
-
-
-def verb_for(method: str, *, named: bool, watch: bool) -> str:
-    if method == "GET":
-        return "watch" if watch else ("get" if named else "list")
-    return {"POST": "create", "PUT": "update", "PATCH": "patch",
-            "DELETE": "delete" if named else "deletecollection"}.get(method, method.lower())
 
 
 def forbidden_message(attrs: Attributes, reason: str = "") -> str:

@@ -11,14 +11,14 @@ denies: no matching rule is "no opinion", and the union answers 403.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from apiserver.authz.attributes import Attributes, Decision
+from apiserver.registry.lister import CacheLister
 
 __all__ = ["RBACAuthorizer", "rule_allows"]
 
 Obj = dict[str, Any]
-Lister = Callable[[str], Iterable[Obj]]  # plural -> current objects
 
 
 def _match(values: list[str] | None, wanted: str) -> bool:
@@ -58,29 +58,31 @@ def _subject_matches(subject: Obj, attrs: Attributes, binding_ns: str) -> bool:
 
 
 class RBACAuthorizer:
-    def __init__(self, lister: Lister) -> None:
-        self.lister = lister
+    """Allows what a (Cluster)RoleBinding of the user grants; no opinion otherwise.
+
+    Reads roles and bindings through the watch caches' listers: each decision is a walk over
+    the cluster bindings and the request namespace's bindings, with role lookups by name.
+    """
+
+    def __init__(self, *, roles: CacheLister, cluster_roles: CacheLister, role_bindings: CacheLister,
+                 cluster_role_bindings: CacheLister) -> None:
+        self.roles, self.cluster_roles = roles, cluster_roles
+        self.role_bindings, self.cluster_role_bindings = role_bindings, cluster_role_bindings
 
     def _role_rules(self, ref: Obj, namespace: str) -> list[Obj]:
-        kind, name = ref.get("kind"), ref.get("name")
-        plural = "clusterroles" if kind == "ClusterRole" else "roles"
-        for role in self.lister(plural):
-            meta = role.get("metadata") or {}
-            if meta.get("name") == name and (plural == "clusterroles" or meta.get("namespace") == namespace):
-                return list(role.get("rules") or [])
-        return []
+        name = str(ref.get("name") or "")
+        role = self.cluster_roles.get(None, name) if ref.get("kind") == "ClusterRole" else \
+            self.roles.get(namespace, name) if namespace else None
+        return list((role or {}).get("rules") or [])
+
+    def _grants(self, binding: Obj, attrs: Attributes, ns: str) -> bool:
+        return any(_subject_matches(s, attrs, ns) for s in binding.get("subjects") or []) and \
+            any(rule_allows(r, attrs) for r in self._role_rules(binding.get("roleRef") or {}, ns))
 
     def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
-        for binding in self.lister("clusterrolebindings"):
-            if any(_subject_matches(s, attrs, "") for s in binding.get("subjects") or []):
-                if any(rule_allows(r, attrs) for r in self._role_rules(binding.get("roleRef") or {}, "")):
-                    return Decision.ALLOW, ""
-        if attrs.namespace:
-            for binding in self.lister("rolebindings"):
-                ns = (binding.get("metadata") or {}).get("namespace") or ""
-                if ns != attrs.namespace:
-                    continue
-                if any(_subject_matches(s, attrs, ns) for s in binding.get("subjects") or []):
-                    if any(rule_allows(r, attrs) for r in self._role_rules(binding.get("roleRef") or {}, ns)):
-                        return Decision.ALLOW, ""
+        if any(self._grants(b, attrs, "") for b in self.cluster_role_bindings.iter()):
+            return Decision.ALLOW, ""
+        if attrs.namespace and any(self._grants(b, attrs, attrs.namespace)
+                                   for b in self.role_bindings.iter(attrs.namespace)):
+            return Decision.ALLOW, ""
         return Decision.NO_OPINION, ""

@@ -9,15 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kube.resources import RESOURCES, ResourceInfo
+from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
+from apiserver.registry.rest.interfaces import Kind, verbs_of
 
 __all__ = ["version_info", "api_versions", "api_group_list", "api_resource_list", "aggregated_discovery",
-           "aggregated_media_type", "groups"]
-
-SUBRESOURCE_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
-                     "binding": ["create"], "log": ["get"], "finalize": ["update"], "eviction": ["create"],
-                     "token": ["create"]}
-
+           "aggregated_media_type"]
 
 # The Kubernetes minor version we report. It also decides which kubectl the version-dispatching
 # `kubectl` runs; from 1.32 on, kubectl's typed commands (`create namespace`, `create token`,
@@ -31,58 +27,47 @@ def version_info() -> dict[str, str]:
             "compiler": "cpython", "platform": "linux/amd64"}
 
 
-def groups() -> list[tuple[str, str]]:
-    seen: list[tuple[str, str]] = []
-    for r in RESOURCES:
-        if r.group and (r.group, r.version) not in seen:
-            seen.append((r.group, r.version))
-    return seen
-
-
 def api_versions(server_address: str) -> dict[str, Any]:
     return {"kind": "APIVersions", "versions": ["v1"],
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
 
 
-def api_group_list() -> dict[str, Any]:
+def api_group_list(registry: ResourceRegistry) -> dict[str, Any]:
     items = []
-    for group, version in groups():
+    for group, version in registry.group_versions():
         gv = {"groupVersion": f"{group}/{version}", "version": version}
         items.append({"name": group, "versions": [gv], "preferredVersion": gv})
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": items}
 
 
-def _subresource_kind(info: ResourceInfo, sub: str) -> tuple[str, str, str]:
-    if sub == "scale":
-        return "autoscaling", "v1", "Scale"
-    if sub == "binding":
-        return "", "v1", "Binding"
-    if sub == "eviction":
-        return "policy", "v1", "Eviction"
-    if sub == "token":
-        return "authentication.k8s.io", "v1", "TokenRequest"
-    return info.group, info.version, info.kind
+def _subresources(served: ServedResource) -> list[tuple[str, Kind, list[str]]]:
+    """(name, response kind, verbs) of each subresource, derived from its storage."""
+    return [(name, storage.kind, verbs_of(storage)) for name, storage in served.subresources.items()]
 
 
-def api_resource_list(group: str, version: str) -> dict[str, Any] | None:
-    served = [r for r in RESOURCES if r.group == group and r.version == version]
+def _served(registry: ResourceRegistry, group: str, version: str) -> list[ServedResource]:
+    return [s for s in registry if s.info.group == group and s.info.version == version]
+
+
+def api_resource_list(registry: ResourceRegistry, group: str, version: str) -> dict[str, Any] | None:
+    served = _served(registry, group, version)
     if not served:
         return None
     resources: list[dict[str, Any]] = []
-    for r in served:
+    for s in served:
+        r = s.info
         entry: dict[str, Any] = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
-                                 "kind": r.kind, "verbs": list(r.verbs)}
+                                 "kind": r.kind, "verbs": verbs_of(s.storage)}
         if r.short_names:
             entry["shortNames"] = list(r.short_names)
         if r.categories:
             entry["categories"] = list(r.categories)
         resources.append(entry)
-        for sub in r.subresources:
-            g, v, k = _subresource_kind(r, sub)
+        for sub, kind, verbs in _subresources(s):
             sub_entry: dict[str, Any] = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
-                                         "kind": k, "verbs": SUBRESOURCE_VERBS.get(sub, ["get"])}
-            if (g, v) != (r.group, r.version):
-                sub_entry.update({"group": g, "version": v})
+                                         "kind": kind.kind, "verbs": verbs}
+            if (kind.group, kind.version) != (r.group, r.version):
+                sub_entry.update({"group": kind.group, "version": kind.version})
             resources.append(sub_entry)
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
@@ -99,32 +84,29 @@ def aggregated_media_type(accept: str) -> str | None:
     return None
 
 
-def aggregated_discovery(*, legacy: bool, version: str) -> dict[str, Any]:
+def _aggregated_entry(s: ServedResource) -> dict[str, Any]:
+    r = s.info
+    entry: dict[str, Any] = {
+        "resource": r.plural, "singularResource": r.singular, "scope": "Namespaced" if r.namespaced else "Cluster",
+        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind}, "verbs": verbs_of(s.storage),
+    }
+    if r.short_names:
+        entry["shortNames"] = list(r.short_names)
+    if r.categories:
+        entry["categories"] = list(r.categories)
+    subs = [{"subresource": sub, "responseKind": {"group": k.group, "version": k.version, "kind": k.kind},
+             "verbs": verbs} for sub, k, verbs in _subresources(s)]
+    if subs:
+        entry["subresources"] = subs
+    return entry
+
+
+def aggregated_discovery(registry: ResourceRegistry, *, legacy: bool, version: str) -> dict[str, Any]:
     """The APIGroupDiscoveryList for /api (legacy=True) or /apis."""
     items = []
-    wanted = [("", "v1")] if legacy else groups()
+    wanted = [("", "v1")] if legacy else registry.group_versions()
     for group, gv in wanted:
-        resources = []
-        for r in RESOURCES:
-            if r.group != group or r.version != gv:
-                continue
-            entry: dict[str, Any] = {
-                "resource": r.plural, "singularResource": r.singular,
-                "scope": "Namespaced" if r.namespaced else "Cluster",
-                "responseKind": {"group": r.group, "version": r.version, "kind": r.kind}, "verbs": list(r.verbs),
-            }
-            if r.short_names:
-                entry["shortNames"] = list(r.short_names)
-            if r.categories:
-                entry["categories"] = list(r.categories)
-            subs = []
-            for sub in r.subresources:
-                g, v, k = _subresource_kind(r, sub)
-                subs.append({"subresource": sub, "responseKind": {"group": g, "version": v, "kind": k},
-                             "verbs": SUBRESOURCE_VERBS.get(sub, ["get"])})
-            if subs:
-                entry["subresources"] = subs
-            resources.append(entry)
+        resources = [_aggregated_entry(s) for s in _served(registry, group, gv)]
         items.append({"metadata": {"name": group}, "versions": [{"version": gv, "freshness": "Current",
                                                                   "resources": resources}]})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": f"apidiscovery.k8s.io/{version}", "metadata": {},

@@ -3,8 +3,9 @@
 kubectl's default `--validate=strict` needs an OpenAPI v3 document that advertises the
 `fieldValidation` query parameter (then it lets the server validate) and `kubectl explain`
 reads field schemas from the same documents. The schemas come from `schemas.json`; the
-documents are built once per process and cached with a content hash, as kubectl keys its
-cache by `?hash=`.
+documents are built from the resource registry's resources, cached per set of resources
+(so a resource added later changes them), with a content hash, as kubectl keys its cache by
+`?hash=`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from kube.resources import RESOURCES, ResourceInfo
+from kube.resources import ResourceInfo
 from apiserver.openapi.schema import definition_for_gvk, definitions
 
 __all__ = ["openapi_v2", "openapi_v3_index", "openapi_v3_group"]
@@ -64,18 +65,19 @@ def _rewrite_refs(node: Any, root: str) -> Any:
 
 
 @lru_cache(maxsize=1)
-def openapi_v2() -> bytes:
+def openapi_v2(infos: tuple[ResourceInfo, ...]) -> bytes:
+    """The v2 document for the resources `infos` (the registry's, at the time of asking)."""
     paths: dict[str, Any] = {}
-    for info in RESOURCES:
+    for info in infos:
         paths.update(_operations(info, "#/definitions/", v3=False))
     doc = {"swagger": "2.0", "info": _INFO, "paths": paths, "definitions": definitions()}
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
-@lru_cache(maxsize=None)
-def openapi_v3_group(path: str) -> bytes | None:
+@lru_cache(maxsize=64)
+def openapi_v3_group(infos: tuple[ResourceInfo, ...], path: str) -> bytes | None:
     """The v3 document for one group-version path (`api/v1`, `apis/apps/v1`), or None."""
-    served = [r for r in RESOURCES if _gv_path(r.group, r.version) == path]
+    served = [r for r in infos if _gv_path(r.group, r.version) == path]
     if not served:
         return None
     paths: dict[str, Any] = {}
@@ -87,10 +89,10 @@ def openapi_v3_group(path: str) -> bytes | None:
 
 
 @lru_cache(maxsize=1)
-def openapi_v3_index() -> dict[str, Any]:
+def openapi_v3_index(infos: tuple[ResourceInfo, ...]) -> dict[str, Any]:
     out = {}
-    for path in sorted({_gv_path(r.group, r.version) for r in RESOURCES}):
-        body = openapi_v3_group(path)
+    for path in sorted({_gv_path(r.group, r.version) for r in infos}):
+        body = openapi_v3_group(infos, path)
         assert body is not None
         digest = hashlib.sha512(body).hexdigest()[:32].upper()
         out[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}

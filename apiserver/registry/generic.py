@@ -7,8 +7,13 @@ Strategy supplies what differs. Invariants kept here for every kind:
 - every update is a compare-and-swap on that revision; a client-supplied resourceVersion
   that is not the current one is a 409 Conflict, never a silent overwrite;
 - `uid`, `creationTimestamp` and `generation` are the server's: clients cannot change them;
-- an object with `deletionTimestamp` and no finalizers left (and, for pods, no grace
-  left) is removed from storage by the write that makes it so.
+- an object with `deletionTimestamp` and no finalizers left (and, for kinds whose strategy
+  waits for graceful termination, no grace left) is removed from storage by the write that
+  makes it so;
+- with a `RequestAdmission`, every create, update and delete passes the admission chain:
+  mutating plugins before the strategy prepares and validates the object, validating plugins
+  after it, right before storage; what a validating plugin holds is released once the write
+  is done.
 Storage errors are translated into `kube.errors` here and nowhere else.
 """
 
@@ -16,30 +21,36 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import copy
 import json
 import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 
 from kube.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound, RequestEntityTooLarge,
                          ResourceExpired, ServiceUnavailable)
 from kube.resources import ResourceInfo
 from kube.selectors import FieldSelector, LabelSelector
+from apiserver.admission.chain import RequestAdmission
+from apiserver.admission.interfaces import Attributes, Operation
 from apiserver.fieldmanager import record_update
 from apiserver.openapi.schema import node_for_gvk, normalize_quantities
 from apiserver.registry.strategy import Obj, Strategy
+from apiserver.registry.watch_event import WatchEvent
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import KeyValue, Storage
 
 if TYPE_CHECKING:
-    from apiserver.registry.watch_cache import CachedEvent, WatchCache
+    from apiserver.registry.lister import CacheLister
+    from apiserver.registry.watch_cache import CacheWatcher, WatchCache
 
-__all__ = ["RegistryStore", "DeleteOptions", "ListOptions", "now_rfc3339", "WatchItem"]
+__all__ = ["RegistryStore", "DeleteOptions", "ListOptions", "now_rfc3339"]
 
-WatchItem = Union[dict[str, Any], tuple[str, "CachedEvent"]]
+Objects = list[Obj]
+Events = list[WatchEvent]
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _PROPAGATION_FINALIZERS = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}
@@ -153,9 +164,9 @@ class RegistryStore:
         self.check_field_selector(opts.field_selector)
         if opts.resource_version == "0" and not opts.continue_token and self.cache is not None:
             await self.cache.wait_ready()
-            items, rev = self.cache.list(self.prefix(namespace), lambda o: self.matches(o, opts))
+            cached, rev = self.cache.list(self.prefix(namespace), lambda o: self.matches(o, opts))
             return {"kind": self.info.list_kind, "apiVersion": self.info.api_version,
-                    "metadata": {"resourceVersion": str(rev)}, "items": items}
+                    "metadata": {"resourceVersion": str(rev)}, "items": cached}
         revision, start_key = 0, None
         if opts.continue_token:
             try:
@@ -198,12 +209,29 @@ class RegistryStore:
         return {"kind": self.info.list_kind, "apiVersion": self.info.api_version, "metadata": meta, "items": items}
 
     # --- writes --------------------------------------------------------------------------
+    def attributes(self, admission: RequestAdmission, operation: Operation, *, namespace: str | None, name: str,
+                   obj: Obj | None, old: Obj | None, subresource: str | None, dry_run: bool) -> Attributes:
+        return admission.attributes(operation, resource=self.info, subresource=subresource, namespace=namespace,
+                                    name=name, obj=obj, old=old, dry_run=dry_run)
+
     async def create(self, namespace: str | None, obj: Obj, *, dry_run: bool = False,
-                     manager: str | None = None) -> Obj:
+                     manager: str | None = None, admission: RequestAdmission | None = None) -> Obj:
         """Store a new object; `manager` (None: the caller set managedFields) is recorded as its writer."""
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise BadRequest("metadata must be an object")
+        if admission is None:
+            return await self._create(namespace, obj, meta, dry_run=dry_run, manager=manager, attrs=None)
+        attrs = self.attributes(admission, Operation.CREATE, namespace=namespace, obj=obj, old=None, subresource=None,
+                                name=str(meta.get("name") or meta.get("generateName") or ""), dry_run=dry_run)
+        async with attrs.held:
+            await admission.chain.admit(attrs)
+            return await self._create(namespace, obj, meta, dry_run=dry_run, manager=manager, attrs=attrs,
+                                      validate=admission.chain.validate)
+
+    async def _create(self, namespace: str | None, obj: Obj, meta: Obj, *, dry_run: bool, manager: str | None,
+                      attrs: Attributes | None,
+                      validate: Callable[[Attributes], Awaitable[None]] | None = None) -> Obj:
         if self.info.namespaced:
             meta["namespace"] = namespace
         else:
@@ -224,6 +252,9 @@ class RegistryStore:
         errs = self.strategy.validate(obj)
         if errs:
             raise self.invalid(str(meta.get("name") or ""), errs)
+        if attrs is not None and validate is not None:
+            attrs.name = str(meta["name"])
+            await validate(attrs)
         if manager is not None:
             meta.pop("managedFields", None)
             record_update(None, obj, manager=manager, node=self.schema, api_version=self.info.api_version,
@@ -253,8 +284,16 @@ class RegistryStore:
         new["apiVersion"], new["kind"] = self.info.api_version, self.info.kind
 
     async def _write(self, namespace: str | None, name: str, mutate: Callable[[Obj, KeyValue], Obj], *,
-                     subresource: str | None, dry_run: bool, manager: str | None) -> Obj:
+                     subresource: str | None, dry_run: bool, manager: str | None,
+                     admission: RequestAdmission | None) -> Obj:
         """Read-modify-CAS loop shared by update and patch; returns the object as stored."""
+        async with contextlib.AsyncExitStack() as held:
+            return await self._write_held(namespace, name, mutate, subresource=subresource, dry_run=dry_run,
+                                          manager=manager, admission=admission, held=held)
+
+    async def _write_held(self, namespace: str | None, name: str, mutate: Callable[[Obj, KeyValue], Obj], *,
+                          subresource: str | None, dry_run: bool, manager: str | None,
+                          admission: RequestAdmission | None, held: contextlib.AsyncExitStack) -> Obj:
         result: dict[str, Obj] = {}
         key = self.key(namespace, name)
 
@@ -273,12 +312,20 @@ class RegistryStore:
                 raise BadRequest(f"the name of the object ({new_meta.get('name')}) does not match the name on the "
                                  f"URL ({name})")
             self._carry_server_fields(new, old)
+            attrs = None if admission is None else self.attributes(
+                admission, Operation.UPDATE, namespace=namespace, name=name, obj=new, old=old,
+                subresource=subresource, dry_run=dry_run)
+            if admission is not None and attrs is not None:
+                attrs.held = held
+                await admission.chain.admit(attrs)
             self.strategy.prepare_for_update(new, old, subresource=subresource)
             if self.schema is not None:
                 normalize_quantities(new, self.schema)
             errs = self.strategy.validate_update(new, old)
             if errs:
                 raise self.invalid(name, errs)
+            if admission is not None and attrs is not None:
+                await admission.chain.validate(attrs)
             new["metadata"]["resourceVersion"] = str(kv.mod_revision)
             if manager is not None:
                 if "managedFields" in old["metadata"]:
@@ -309,7 +356,7 @@ class RegistryStore:
         meta = obj.get("metadata") or {}
         if not meta.get("deletionTimestamp") or meta.get("finalizers") or self.strategy.holds_deletion(obj):
             return False
-        return self.info.kind != "Pod" or not meta.get("deletionGracePeriodSeconds")
+        return not (self.strategy.waits_for_graceful_termination and meta.get("deletionGracePeriodSeconds"))
 
     async def _remove(self, key: str, revision: int) -> None:
         try:
@@ -318,20 +365,32 @@ class RegistryStore:
             pass  # someone else wrote or removed it first; their write decides
 
     async def update(self, namespace: str | None, name: str, obj: Obj, *, subresource: str | None = None,
-                     dry_run: bool = False, manager: str | None = None) -> Obj:
+                     dry_run: bool = False, manager: str | None = None,
+                     admission: RequestAdmission | None = None) -> Obj:
         def replace(_old: Obj, _kv: KeyValue) -> Obj:
             return copy.deepcopy(obj)
-        return await self._write(namespace, name, replace, subresource=subresource, dry_run=dry_run, manager=manager)
+        return await self._write(namespace, name, replace, subresource=subresource, dry_run=dry_run, manager=manager,
+                                 admission=admission)
 
     async def patch(self, namespace: str | None, name: str, apply: Callable[[Obj], Obj], *,
-                    subresource: str | None = None, dry_run: bool = False, manager: str | None = None) -> Obj:
+                    subresource: str | None = None, dry_run: bool = False, manager: str | None = None,
+                    admission: RequestAdmission | None = None) -> Obj:
         """Read-modify-write with `apply(current) -> new`; retried on a concurrent write."""
         def patched(old: Obj, _kv: KeyValue) -> Obj:
             return apply(old)
-        return await self._write(namespace, name, patched, subresource=subresource, dry_run=dry_run, manager=manager)
+        return await self._write(namespace, name, patched, subresource=subresource, dry_run=dry_run, manager=manager,
+                                 admission=admission)
 
-    async def delete(self, namespace: str | None, name: str, opts: DeleteOptions) -> Obj:
+    async def delete(self, namespace: str | None, name: str, opts: DeleteOptions, *,
+                     admission: RequestAdmission | None = None) -> Obj:
+        """Delete now, or mark for deletion when grace or finalizers hold the object; returns it."""
+        async with contextlib.AsyncExitStack() as held:
+            return await self._delete(namespace, name, opts, admission=admission, held=held)
+
+    async def _delete(self, namespace: str | None, name: str, opts: DeleteOptions, *,
+                      admission: RequestAdmission | None, held: contextlib.AsyncExitStack) -> Obj:
         key = self.key(namespace, name)
+        admitted = False
         while True:
             try:
                 kv = await self.storage.get(key)
@@ -348,6 +407,13 @@ class RegistryStore:
                 raise Conflict(f"Precondition failed: ResourceVersion in precondition: "
                                f"{opts.precondition_resource_version}, ResourceVersion in object meta: "
                                f"{meta['resourceVersion']}")
+            if admission is not None and not admitted:
+                attrs = self.attributes(admission, Operation.DELETE, namespace=namespace, name=name, obj=None,
+                                        old=obj, subresource=None, dry_run=opts.dry_run)
+                attrs.held = held
+                await admission.chain.admit(attrs)
+                await admission.chain.validate(attrs)
+                admitted = True
             grace = self.strategy.graceful_delete_seconds(obj, opts.grace_period_seconds)
             pending = meta.get("deletionTimestamp")
             if pending and grace > 0 and meta.get("deletionGracePeriodSeconds") is not None:
@@ -372,7 +438,7 @@ class RegistryStore:
                 return obj
             meta["deletionTimestamp"] = pending if pending and grace else now_rfc3339(grace)
             self.strategy.prepare_for_delete(obj)
-            if self.info.kind == "Pod" or grace:
+            if self.strategy.waits_for_graceful_termination or grace:
                 meta["deletionGracePeriodSeconds"] = grace
             if opts.dry_run:
                 return obj
@@ -388,18 +454,23 @@ class RegistryStore:
             return obj
 
     # --- watch ---------------------------------------------------------------------------
-    def enable_watch_cache(self, cache: "WatchCache") -> None:
+    def enable_watch_cache(self, cache: WatchCache) -> None:
         self.cache = cache
 
+    def lister(self) -> CacheLister:
+        """A read-only view of this resource's watch cache (see `lister`)."""
+        from apiserver.registry.lister import CacheLister
+        return CacheLister(self)
+
     async def open_watch(self, namespace: str | None, opts: ListOptions, *, allow_bookmarks: bool = False,
-                         bookmark_interval: float = 30.0) -> AsyncIterator[WatchItem]:
+                         bookmark_interval: float = 30.0) -> AsyncIterator[WatchEvent]:
         """Start a watch and return its stream of events, filtered by the selectors.
 
         Raises before streaming for a bad request or (from the cache) a too old
         resourceVersion. With no resourceVersion (or "0") the current objects come first as
         ADDED events. An object that starts or stops matching the selectors arrives as
-        ADDED or DELETED, as in Kubernetes. Items are `{"type", "object"}` dicts or, from
-        the cache, `(type, CachedEvent)` pairs whose JSON line is serialized once.
+        ADDED or DELETED, as in Kubernetes. Events from the cache share their encoded line
+        with every other watcher that receives them.
         """
         self.check_field_selector(opts.field_selector)
         prefix = self.prefix(namespace)
@@ -415,19 +486,19 @@ class RegistryStore:
             return self._cached_stream(watcher, initial, backlog, allow_bookmarks, bookmark_interval)
         return self._etcd_stream(prefix, opts, start)
 
-    async def _cached_stream(self, watcher: Any, initial: list[Obj], backlog: list[Any], allow_bookmarks: bool,
-                             bookmark_interval: float) -> AsyncIterator[WatchItem]:
+    async def _cached_stream(self, watcher: CacheWatcher, initial: Objects, backlog: Events,
+                             allow_bookmarks: bool, bookmark_interval: float) -> AsyncIterator[WatchEvent]:
         assert self.cache is not None
         try:
             for obj in initial:
-                yield {"type": "ADDED", "object": obj}
-            for item in backlog:
-                yield item
+                yield WatchEvent("ADDED", obj)
+            for event in backlog:
+                yield event
             while True:
                 try:
-                    item = await asyncio.wait_for(watcher.queue.get(), bookmark_interval) \
+                    item: WatchEvent | None = await asyncio.wait_for(watcher.queue.get(), bookmark_interval) \
                         if allow_bookmarks else await watcher.queue.get()
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     yield self.bookmark(self.cache.revision)
                     continue
                 if item is None:
@@ -441,11 +512,11 @@ class RegistryStore:
         finally:
             self.cache.stop_watching(watcher)
 
-    def bookmark(self, revision: int) -> Obj:
-        return {"type": "BOOKMARK", "object": {"kind": self.info.kind, "apiVersion": self.info.api_version,
-                                               "metadata": {"resourceVersion": str(revision)}}}
+    def bookmark(self, revision: int) -> WatchEvent:
+        return WatchEvent("BOOKMARK", {"kind": self.info.kind, "apiVersion": self.info.api_version,
+                                       "metadata": {"resourceVersion": str(revision)}})
 
-    async def _etcd_stream(self, prefix: str, opts: ListOptions, start: int | None) -> AsyncIterator[WatchItem]:
+    async def _etcd_stream(self, prefix: str, opts: ListOptions, start: int | None) -> AsyncIterator[WatchEvent]:
         if start is None:
             try:
                 res = await self.storage.list(prefix)
@@ -455,7 +526,7 @@ class RegistryStore:
             for kv in res.items:
                 obj = self.decode(kv.value, kv.mod_revision)
                 if self.matches(obj, opts):
-                    yield {"type": "ADDED", "object": obj}
+                    yield WatchEvent("ADDED", obj)
         else:
             after = start
         try:
@@ -466,19 +537,19 @@ class RegistryStore:
         except serr.Compacted as e:
             raise ResourceExpired(f"too old resource version: {after} ({e.compacted_revision})") from None
 
-    def _translate(self, ev: Any, opts: ListOptions) -> Obj | None:
+    def _translate(self, ev: Any, opts: ListOptions) -> WatchEvent | None:
         if ev.type == "PROGRESS":
             return self.bookmark(ev.revision)
         obj = self.decode(ev.value, ev.revision)
         if ev.type == "DELETED":
-            return {"type": "DELETED", "object": obj} if self.matches(obj, opts) else None
+            return WatchEvent("DELETED", obj) if self.matches(obj, opts) else None
         now = self.matches(obj, opts)
         before = ev.type == "MODIFIED" and ev.prev_value is not None and \
             self.matches(self.decode(ev.prev_value, ev.revision), opts)
         if now and before:
-            return {"type": "MODIFIED", "object": obj}
+            return WatchEvent("MODIFIED", obj)
         if now:
-            return {"type": "ADDED", "object": obj}
+            return WatchEvent("ADDED", obj)
         if before:
-            return {"type": "DELETED", "object": obj}
+            return WatchEvent("DELETED", obj)
         return None

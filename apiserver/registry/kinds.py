@@ -23,6 +23,7 @@ def _mapping(container: Obj, field: str) -> dict[str, Any] | None:
 
 
 class PodStrategy(Strategy):
+    waits_for_graceful_termination = True
     selectable_fields = {
         "spec.nodeName": "spec.nodeName", "spec.schedulerName": "spec.schedulerName",
         "spec.serviceAccountName": "spec.serviceAccountName", "spec.hostNetwork": "spec.hostNetwork",

@@ -86,6 +86,10 @@ class Strategy:
     """The default behaviour; kinds override what differs."""
 
     tracks_generation = False
+    # Graceful deletion: objects of this kind, once marked, stay in storage until whoever stops
+    # them (the kubelet, for pods) deletes them again with a grace period of 0; the registry
+    # always records `deletionGracePeriodSeconds` for them.
+    waits_for_graceful_termination = False
     # Extra field-selector fields beyond metadata.name / metadata.namespace.
     selectable_fields: dict[str, str] = {}
 

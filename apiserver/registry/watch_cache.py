@@ -17,14 +17,14 @@ a watcher registration taken without an intervening await are consistent with ea
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from kube.errors import ResourceExpired, ServiceUnavailable
 from apiserver.storage import errors as serr
+from apiserver.registry.watch_event import WatchEvent, encode_event
 from apiserver.storage.interface import Storage
 
 __all__ = ["WatchCache", "CacheWatcher", "CachedEvent"]
@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 Matcher = Callable[[Obj], bool]
+Objects = list[Obj]
+Events = list[WatchEvent]
 
 
 @dataclass
@@ -48,8 +50,7 @@ class CachedEvent:
         """The event's NDJSON line for `type_`, serialized once per type."""
         cached = self._lines.get(type_)
         if cached is None:
-            cached = self._lines[type_] = (json.dumps({"type": type_, "object": self.obj},
-                                                      separators=(",", ":")) + "\n").encode()
+            cached = self._lines[type_] = encode_event(type_, self.obj)
         return cached
 
 
@@ -60,7 +61,7 @@ class CacheWatcher:
     prefix: str
     matches: Matcher
     after_revision: int
-    queue: asyncio.Queue[tuple[str, CachedEvent] | None]
+    queue: asyncio.Queue[WatchEvent | None]
     terminated: bool = False
 
     def classify(self, ev: CachedEvent) -> str | None:
@@ -79,7 +80,7 @@ class CacheWatcher:
         if type_ is None:
             return True
         try:
-            self.queue.put_nowait((type_, ev))
+            self.queue.put_nowait(WatchEvent(type_, ev.obj, ev))
         except asyncio.QueueFull:
             return False
         return True
@@ -162,20 +163,30 @@ class WatchCache:
             w.terminate()
             self.watchers.discard(w)
 
+    def get(self, key: str) -> Obj | None:
+        """The current object under `key` (the cache's own: do not change it), or None."""
+        return self.objects.get(key)
+
+    def iter_objects(self, prefix: str) -> Iterator[Obj]:
+        """The current objects under `prefix`, unsorted (the cache's own: do not change them)."""
+        if prefix == self.prefix:
+            return iter(list(self.objects.values()))
+        return iter([obj for key, obj in self.objects.items() if key.startswith(prefix)])
+
     def list(self, prefix: str, matches: Matcher) -> tuple[list[Obj], int]:
         """The matching current objects under prefix, sorted by key, and the cache revision."""
         items = [obj for key, obj in sorted(self.objects.items()) if key.startswith(prefix) and matches(obj)]
         return items, self.revision
 
     def watch(self, prefix: str, matches: Matcher, *,
-              resource_version: int | None) -> tuple[CacheWatcher, list[Obj], list[tuple[str, CachedEvent]]]:
+              resource_version: int | None) -> tuple[CacheWatcher, Objects, Events]:
         """Register a watcher; return it, the objects to send first as ADDED (rv unset/0), and
         the buffered events after the requested revision to replay before the live ones.
 
         A resourceVersion older than the event window raises ResourceExpired (410).
         """
         initial: list[Obj] = []
-        queue: asyncio.Queue[tuple[str, CachedEvent] | None] = asyncio.Queue(maxsize=self.watcher_buffer)
+        queue: asyncio.Queue[WatchEvent | None] = asyncio.Queue(maxsize=self.watcher_buffer)
         if resource_version is None:
             initial, after = self.list(prefix, matches)
         else:
@@ -187,7 +198,7 @@ class WatchCache:
         for ev in self.events:
             type_ = watcher.classify(ev)
             if type_ is not None:
-                backlog.append((type_, ev))
+                backlog.append(WatchEvent(type_, ev.obj, ev))
         self.watchers.add(watcher)
         return watcher, initial, backlog
 

@@ -19,13 +19,19 @@ from starlette.responses import Response, StreamingResponse
 
 from kube.errors import ApiError, BadRequest, NotFound, ServiceUnavailable
 from apiserver.registry.generic import RegistryStore
+from apiserver.registry.rest.interfaces import Context, Kind
 
-__all__ = ["PodLogs"]
+__all__ = ["LogStorage"]
 
 _PASSED = ("follow", "tailLines", "timestamps", "previous", "sinceSeconds", "sinceTime", "limitBytes")
 
 
-class PodLogs:
+class LogStorage:
+    """pods/log as a Connecter: GET streams the kubelet's answer through."""
+
+    kind = Kind("", "v1", "Pod")
+    connect_methods = ("GET",)
+
     def __init__(self, pods: RegistryStore, nodes: RegistryStore, *, client_cert: str | None, client_key: str | None,
                  ca_file: str | None) -> None:
         self.pods, self.nodes = pods, nodes
@@ -70,7 +76,8 @@ class PodLogs:
         host = f"[{address}]" if ":" in str(address) else address
         return f"https://{host}:{port}"
 
-    async def handle(self, request: Request, namespace: str, name: str) -> Response:
+    async def connect(self, ctx: Context, name: str, request: Request) -> Response:
+        namespace = str(ctx.namespace)
         pod = await self.pods.get(namespace, name)
         container = self.container_for(pod, request.query_params.get("container"))
         node = (pod.get("spec") or {}).get("nodeName")

@@ -1,0 +1,114 @@
+"""The plain routes: health, version, metrics, discovery and OpenAPI documents.
+
+Everything here derives from the resource registry at the time of asking, so a resource
+added while the server runs is discovered and described at once.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Awaitable, Callable
+
+from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
+from apiserver.endpoints import discovery
+from apiserver.endpoints.responses import json_response, status_response
+from apiserver.metrics import Metrics
+from apiserver.openapi import documents
+from apiserver.registry.resource_registry import ResourceRegistry
+from kube.errors import ApiError, NotAcceptable, NotFound
+
+__all__ = ["build_routes"]
+
+
+def _not_found() -> NotFound:
+    return NotFound("the server could not find the requested resource")
+
+
+def build_routes(*, registry: ResourceRegistry, metrics: Metrics, ready: Callable[[], Awaitable[bool]],
+                 server_address: str) -> FastAPI:
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+
+    async def api_error(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return status_response(exc)
+
+    app.add_exception_handler(ApiError, api_error)
+
+    @app.get("/healthz")
+    @app.get("/livez")
+    async def healthz() -> Response:
+        return PlainTextResponse("ok")
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        if await ready():
+            return PlainTextResponse("ok")
+        return PlainTextResponse("[-]etcd failed: reason withheld\nreadyz check failed", status_code=500)
+
+    @app.get("/version")
+    async def version() -> Response:
+        return json_response(discovery.version_info())
+
+    @app.get("/metrics")
+    async def metrics_endpoint() -> Response:
+        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    def aggregated(request: Request, *, legacy: bool) -> Response | None:
+        version = discovery.aggregated_media_type(request.headers.get("accept", ""))
+        if version is None:
+            return None
+        body = discovery.aggregated_discovery(registry, legacy=legacy, version=version)
+        media = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+        return Response(json.dumps(body), media_type=media, headers={"Vary": "Accept"})
+
+    @app.get("/api")
+    async def api(request: Request) -> Response:
+        return aggregated(request, legacy=True) or json_response(discovery.api_versions(server_address))
+
+    @app.get("/apis")
+    async def apis(request: Request) -> Response:
+        return aggregated(request, legacy=False) or json_response(discovery.api_group_list(registry))
+
+    @app.get("/api/{version}")
+    async def core_resources(version: str) -> Response:
+        doc = discovery.api_resource_list(registry, "", version)
+        if doc is None:
+            raise _not_found()
+        return json_response(doc)
+
+    @app.get("/apis/{group}/{version}")
+    async def group_resources(group: str, version: str) -> Response:
+        doc = discovery.api_resource_list(registry, group, version)
+        if doc is None:
+            raise _not_found()
+        return json_response(doc)
+
+    @app.get("/apis/{group}")
+    async def group_doc(group: str) -> Response:
+        for g in discovery.api_group_list(registry)["groups"]:
+            if g["name"] == group:
+                return json_response({"kind": "APIGroup", "apiVersion": "v1", **g})
+        raise _not_found()
+
+    @app.get("/openapi/v2")
+    async def openapi_v2(request: Request) -> Response:
+        accept = request.headers.get("accept", "application/json")
+        if "json" not in accept and "*/*" not in accept:
+            raise NotAcceptable("only application/json is served for /openapi/v2")
+        return Response(documents.openapi_v2(tuple(registry.infos())), media_type="application/json")
+
+    @app.get("/openapi/v3")
+    async def openapi_v3_index() -> Response:
+        return json_response(documents.openapi_v3_index(tuple(registry.infos())))
+
+    @app.get("/openapi/v3/{gv:path}")
+    async def openapi_v3(gv: str) -> Response:
+        body = documents.openapi_v3_group(tuple(registry.infos()), gv)
+        if body is None:
+            raise _not_found()
+        return Response(body, media_type="application/json", headers={"Cache-Control": "public, immutable"})
+
+    return app

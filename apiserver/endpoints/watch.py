@@ -1,0 +1,62 @@
+"""Serving a watch: newline-delimited JSON events until timeoutSeconds or a disconnect.
+
+Errors found before streaming (bad selectors) are plain error responses; an expired
+resourceVersion is, as in Kubernetes, a 200 stream with one ERROR event. Events from the
+watch cache are written as their shared, once-encoded line unless the client asked for
+Tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import AsyncIterator, Callable
+
+from starlette.responses import Response, StreamingResponse
+
+from apiserver.endpoints.tables import to_table
+from apiserver.registry.watch_event import WatchEvent, encode_event
+from kube.errors import ApiError
+
+__all__ = ["stream_watch", "expired_stream", "line_encoder"]
+
+
+def _error_line(err: ApiError) -> bytes:
+    return (json.dumps({"type": "ERROR", "object": err.status}) + "\n").encode()
+
+
+def expired_stream(err: ApiError) -> Response:
+    return StreamingResponse(iter([_error_line(err)]), media_type="application/json")
+
+
+def line_encoder(table_kind: str | None, include_object: str) -> Callable[[WatchEvent], bytes]:
+    """How each event is written: its shared line, or (for Table watchers) a one-row Table."""
+    def encode(event: WatchEvent) -> bytes:
+        if not table_kind or event.type not in ("ADDED", "MODIFIED", "DELETED"):
+            return event.line()
+        obj = event.object
+        table = to_table(table_kind, [obj], include_object=include_object,
+                         list_meta={"resourceVersion": obj["metadata"].get("resourceVersion")})
+        return encode_event(event.type, table)
+    return encode
+
+
+async def _stream(events: AsyncIterator[WatchEvent], timeout: int,
+                  encode: Callable[[WatchEvent], bytes]) -> AsyncIterator[bytes]:
+    try:
+        async with asyncio.timeout(timeout):
+            async for event in events:
+                yield encode(event)
+    except TimeoutError:
+        return
+    except ApiError as e:
+        yield _error_line(e)
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def stream_watch(events: AsyncIterator[WatchEvent], *, timeout: int,
+                 encode: Callable[[WatchEvent], bytes]) -> Response:
+    return StreamingResponse(_stream(events, timeout, encode), media_type="application/json")

@@ -1,0 +1,53 @@
+"""The built-in resources: one generic store per kind in `kube.resources`, with its subresources.
+
+Which subresources a kind has is the static table's (`ResourceInfo.subresources`); which
+storage serves each is decided here, once. Reviews (kinds that are answered, never stored)
+are registered by the server after its authorizer exists.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from apiserver.registry.generic import RegistryStore
+from apiserver.registry.kinds import strategy_for
+from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
+from apiserver.registry.rest import (BindingStorage, EvictionStorage, FinalizeStorage, LogStorage, ResourceStorage,
+                                     ScaleStorage, StatusStorage, Storage, TokenRequestStorage)
+from apiserver.registry.rest.token import TokenIssuer
+from apiserver.storage.interface import Storage as KeyValueStorage
+from kube.resources import RESOURCES, VIRTUAL_KINDS
+
+__all__ = ["install_builtin"]
+
+
+def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, prefix: str, max_object_bytes: int,
+                    token_issuer: TokenIssuer, new_log_storage: Callable[[RegistryStore, RegistryStore], LogStorage],
+                    ) -> None:
+    """Register every stored built-in kind in `registry`."""
+    stores = {r.plural: RegistryStore(storage, r, strategy_for(r), prefix=prefix, max_object_bytes=max_object_bytes)
+              for r in RESOURCES if r.kind not in VIRTUAL_KINDS}
+    for plural, store in stores.items():
+        subresources: dict[str, Storage] = {}
+        for sub in store.info.subresources:
+            subresources[sub] = _subresource(sub, store, stores, token_issuer, new_log_storage)
+        registry.add(ServedResource(store.info, ResourceStorage(store), subresources, store))
+
+
+def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStore], token_issuer: TokenIssuer,
+                 new_log_storage: Callable[[RegistryStore, RegistryStore], LogStorage]) -> Storage:
+    if name == "status":
+        return StatusStorage(store)
+    if name == "finalize":
+        return FinalizeStorage(store)
+    if name == "scale":
+        return ScaleStorage(store)
+    if name == "binding":
+        return BindingStorage(store)
+    if name == "eviction":
+        return EvictionStorage(store)
+    if name == "log":
+        return new_log_storage(store, stores["nodes"])
+    if name == "token":
+        return TokenRequestStorage(store, token_issuer)
+    raise ValueError(f"no storage for subresource {store.info.plural}/{name}")

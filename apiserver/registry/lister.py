@@ -1,0 +1,40 @@
+"""Read-only listers over the watch caches, for admission and authorization.
+
+Mirrors client-go's listers as kube-apiserver's admission plugins and authorizers use them:
+a lookup served from memory, never an etcd round trip. The objects returned are the
+cache's own: callers must not change them (copy first). While the cache is not yet filled,
+or with the watch cache turned off, a lister answers None and empty lists; callers that
+must be exact read through the registry instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from apiserver.registry.generic import RegistryStore
+
+__all__ = ["CacheLister"]
+
+Obj = dict[str, Any]
+
+
+class CacheLister:
+    """Lookups on one resource's watch cache."""
+
+    def __init__(self, store: RegistryStore) -> None:
+        self._store = store
+
+    def get(self, namespace: str | None, name: str) -> Obj | None:
+        cache = self._store.cache
+        return cache.get(self._store.key(namespace, name)) if cache is not None else None
+
+    def iter(self, namespace: str | None = None) -> Iterator[Obj]:
+        """Every cached object (of one namespace when given), in no particular order."""
+        cache = self._store.cache
+        if cache is None:
+            return iter(())
+        return cache.iter_objects(self._store.prefix(namespace))
+
+    def list(self, namespace: str | None = None, predicate: Callable[[Obj], bool] | None = None) -> list[Obj]:
+        return [o for o in self.iter(namespace) if predicate is None or predicate(o)]

@@ -1,0 +1,18 @@
+"""REST storages: one object per resource and per subresource, each serving the verbs it implements."""
+
+from apiserver.registry.rest.access_review import SelfSubjectAccessReviewStorage
+from apiserver.registry.rest.binding import BindingStorage
+from apiserver.registry.rest.eviction import EvictionStorage
+from apiserver.registry.rest.interfaces import (CollectionDeleter, Connecter, Context, Creater, GracefulDeleter,
+                                                Getter, Kind, Lister, Storage, UpdateFunc, Updater, Watcher,
+                                                verbs_of)
+from apiserver.registry.rest.log import LogStorage
+from apiserver.registry.rest.resource import ResourceStorage
+from apiserver.registry.rest.scale import ScaleStorage
+from apiserver.registry.rest.status import FinalizeStorage, StatusStorage
+from apiserver.registry.rest.token import TokenRequestStorage
+
+__all__ = ["BindingStorage", "CollectionDeleter", "Connecter", "Context", "Creater", "EvictionStorage",
+           "FinalizeStorage", "GracefulDeleter", "Getter", "Kind", "Lister", "LogStorage", "ResourceStorage",
+           "ScaleStorage", "SelfSubjectAccessReviewStorage", "StatusStorage", "Storage", "TokenRequestStorage",
+           "UpdateFunc", "Updater", "Watcher", "verbs_of"]

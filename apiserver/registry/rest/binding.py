@@ -1,0 +1,53 @@
+"""pods/binding: the scheduler's one write, setting `spec.nodeName` and PodScheduled.
+
+A pod is bound once: binding a pod that already has a node, that is being deleted, or whose
+UID differs from the binding's is 409 Conflict with upstream's wording.
+"""
+
+from __future__ import annotations
+
+from kube.errors import BadRequest, Conflict
+from apiserver.registry.generic import RegistryStore, now_rfc3339
+from apiserver.registry.rest._status import success
+from apiserver.registry.rest.interfaces import Context, Kind, Obj
+
+__all__ = ["BindingStorage"]
+
+
+def _conflict(name: str, why: str) -> Conflict:
+    return Conflict(f'Operation cannot be fulfilled on pods/binding "{name}": {why}')
+
+
+class BindingStorage:
+    kind = Kind("", "v1", "Binding")
+
+    def __init__(self, pods: RegistryStore) -> None:
+        self.pods = pods
+
+    async def create(self, ctx: Context, name: str | None, obj: Obj) -> Obj:
+        target = obj.get("target") or {}
+        node = target.get("name") if isinstance(target, dict) else None
+        if not node or name is None:
+            raise BadRequest("binding target name is required")
+        uid = (obj.get("metadata") or {}).get("uid")
+        pod_name = name
+
+        def assign(pod: Obj) -> Obj:
+            meta, spec = pod["metadata"], pod.setdefault("spec", {})
+            if uid and meta.get("uid") != uid:
+                raise _conflict(pod_name, "the UID in the binding does not match the pod's")
+            if meta.get("deletionTimestamp"):
+                raise _conflict(pod_name, f"pod {pod_name} is being deleted, cannot be assigned to a host")
+            if spec.get("nodeName"):
+                raise _conflict(pod_name, f'pod {pod_name} is already assigned to node "{spec["nodeName"]}"')
+            spec["nodeName"] = node
+            status = pod.setdefault("status", {})
+            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+            conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                               "lastTransitionTime": now_rfc3339()})
+            status["conditions"] = conditions
+            return pod
+
+        await self.pods.patch(ctx.namespace, name, assign, subresource="binding", dry_run=ctx.dry_run,
+                              manager=ctx.field_manager, admission=ctx.admission)
+        return success()

@@ -1,0 +1,45 @@
+"""The one watch-event type every watch stream yields, carrying its encoded line.
+
+Mirrors apimachinery's watch.Event. An event that comes from the watch cache shares its
+JSON line with every other watcher that receives the same event with the same type, so one
+change is serialized once however many clients watch; any other event (a bookmark, an
+initial ADDED, an event straight from etcd) encodes itself on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from apiserver.registry.watch_cache import CachedEvent
+
+__all__ = ["WatchEvent", "encode_event"]
+
+Obj = dict[str, Any]
+
+
+def encode_event(type_: str, obj: Obj) -> bytes:
+    """`{"type": ..., "object": ...}` as one newline-terminated JSON line."""
+    return (json.dumps({"type": type_, "object": obj}, separators=(",", ":")) + "\n").encode()
+
+
+class WatchEvent:
+    """ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, with its object."""
+
+    __slots__ = ("type", "object", "_shared", "_line")
+
+    def __init__(self, type_: str, obj: Obj, shared: CachedEvent | None = None) -> None:
+        self.type, self.object, self._shared = type_, obj, shared
+        self._line: bytes | None = None
+
+    def line(self) -> bytes:
+        """The event as one NDJSON line; shared with other watchers when it came from the cache."""
+        if self._shared is not None:
+            return self._shared.line(self.type)
+        if self._line is None:
+            self._line = encode_event(self.type, self.object)
+        return self._line
+
+    def __repr__(self) -> str:
+        return f"WatchEvent({self.type!r}, {self.object.get('metadata', {}).get('name')!r})"

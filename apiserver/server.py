@@ -1,0 +1,167 @@
+"""The API server, assembled in one place: every part handed in, nothing set afterwards.
+
+`assemble` connects to etcd and builds the parts in dependency order: the resource registry
+(one generic store per kind, with its REST storages), the watch caches, the authorizer over
+their listers, the admission chain, the resource handler and the request pipeline.
+`ApiServer.start` runs the watch caches and the compactor, ensures the bootstrap policy and
+namespaces, and returns once the RBAC authorizer's caches hold the bootstrap policy, so a
+component the bootstrap policy authorizes is never refused for a cold cache. `stop` ends
+every background task and closes what `assemble` opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Iterable
+
+from apiserver.admission.chain import AdmissionChain
+from apiserver.admission.defaults import default_admission
+from apiserver.audit import AuditLog
+from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
+from apiserver.authn.authenticator import Authenticator
+from apiserver.authn.serviceaccount import ServiceAccountAuthenticator, TokenSigner, load_or_generate_key
+from apiserver.authz import Authorizer
+from apiserver.authz.bootstrap import bootstrap_policy
+from apiserver.authz.factory import new_authorizer
+from apiserver.config import ApiServerConfig
+from apiserver.endpoints.handlers import ResourceHandler
+from apiserver.endpoints.routes import build_routes
+from apiserver.metrics import Metrics
+from apiserver.pipeline import Receive, RequestPipeline, Scope, Send
+from apiserver.registry.builtin import install_builtin
+from apiserver.registry.compactor import compact_periodically
+from apiserver.registry.generic import RegistryStore
+from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
+from apiserver.registry.rest import LogStorage, SelfSubjectAccessReviewStorage
+from apiserver.registry.watch_cache import WatchCache
+from apiserver.storage import Etcd3Storage
+from apiserver.storage.interface import Storage
+from kube.errors import ApiError
+from kube.resources import RESOURCES, VIRTUAL_KINDS
+
+__all__ = ["ApiServer", "assemble"]
+
+logger = logging.getLogger(__name__)
+
+
+class ApiServer:
+    """The running API server: an ASGI app over its parts, with a start and a stop."""
+
+    def __init__(self, *, config: ApiServerConfig, storage: Storage, owns_storage: bool, registry: ResourceRegistry,
+                 caches: list[WatchCache], pipeline: RequestPipeline, log_storage: LogStorage) -> None:
+        self.config, self.storage, self.owns_storage = config, storage, owns_storage
+        self.registry, self.caches, self.pipeline = registry, caches, pipeline
+        self.log_storage = log_storage
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.pipeline(scope, receive, send)
+
+    async def start(self) -> None:
+        for cache in self.caches:
+            self._tasks.append(asyncio.create_task(cache.run(), name=f"watch-cache-{cache.prefix}"))
+        if self.config.etcd_compaction_interval > 0:
+            self._tasks.append(asyncio.create_task(
+                compact_periodically(self.storage, self.config.etcd_compaction_interval), name="etcd-compactor"))
+        await self._bootstrap()
+        await self._wait_for_policy_in_cache()
+        logger.info("API server ready", extra={"port": self.config.port,
+                                               "etcd": ",".join(self.config.etcd_endpoints)})
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.log_storage.close()
+        if self.owns_storage:
+            await self.storage.close()
+
+    async def _bootstrap(self) -> None:
+        """The bootstrap RBAC policy and namespaces; what exists already is left as it is."""
+        wanted: list[tuple[RegistryStore, dict[str, Any]]] = [
+            (self._store(plural), obj) for plural, obj in bootstrap_policy()]
+        namespaces = self.registry.store("namespaces")
+        wanted += [(namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+                   for name in self.config.bootstrap_namespaces]
+        for store, obj in wanted:
+            try:
+                await store.create(None, obj, manager="rbac-bootstrap" if store is not namespaces else None)
+            except ApiError as e:
+                if e.code != 409:
+                    raise
+
+    def _store(self, plural: str) -> RegistryStore:
+        return next(s.store for s in self.registry if s.info.plural == plural and s.store is not None)
+
+    async def _wait_for_policy_in_cache(self, timeout: float = 10.0) -> None:
+        if not self.config.watch_cache:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        wanted = [(self._store(plural).lister(), obj["metadata"]) for plural, obj in bootstrap_policy()]
+        while loop.time() < deadline:
+            if all(lister.get(meta.get("namespace"), meta["name"]) is not None for lister, meta in wanted):
+                return
+            await asyncio.sleep(0.02)
+        logger.warning("Bootstrap policy not seen in the cache yet", extra={"timeout": timeout})
+
+
+def _authenticator(config: ApiServerConfig, signer: TokenSigner, registry: ResourceRegistry) -> Authenticator:
+    authenticators: list[Authenticator] = []
+    if config.token_auth_file:
+        authenticators.append(TokenFileAuthenticator.from_file(config.token_auth_file))
+    service_accounts = registry.lister("serviceaccounts")
+    authenticators.append(ServiceAccountAuthenticator(signer, service_accounts.get))
+    return UnionAuthenticator(*authenticators)
+
+
+def _path(path: Any) -> str | None:
+    return str(path) if path else None
+
+
+async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
+                   admission_plugins: Iterable[object] = ()) -> ApiServer:
+    """Connect (unless `storage` is handed in) and build every part; `admission_plugins` join the default chain."""
+    store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints), startup_timeout=30.0)
+    signer = TokenSigner(load_or_generate_key(_path(config.service_account_signing_key_file)))
+    registry = ResourceRegistry()
+    logs: list[LogStorage] = []
+
+    def new_logs(pods: RegistryStore, nodes: RegistryStore) -> LogStorage:
+        """pods/log reaches kubelets with the API server's client certificate, checking theirs."""
+        ca = config.kubelet_certificate_authority or config.client_ca_file
+        logs.append(LogStorage(pods, nodes, client_cert=_path(config.kubelet_client_certificate),
+                               client_key=_path(config.kubelet_client_key), ca_file=_path(ca)))
+        return logs[-1]
+
+    install_builtin(registry, store, prefix=config.etcd_prefix, max_object_bytes=config.max_object_bytes,
+                    token_issuer=signer, new_log_storage=new_logs)
+    caches: list[WatchCache] = []
+    if config.watch_cache:
+        for served in registry:
+            if served.store is not None:
+                cache = WatchCache(store, served.store.prefix(None), served.store.decode)
+                served.store.enable_watch_cache(cache)
+                caches.append(cache)
+    authorizer: Authorizer = new_authorizer(config.authorization_mode, registry)
+    for info in RESOURCES:
+        if info.kind in VIRTUAL_KINDS:
+            registry.add(ServedResource(info, SelfSubjectAccessReviewStorage(authorizer)))
+    admission: AdmissionChain = default_admission(registry, admission_plugins)
+    metrics = Metrics()
+    handler = ResourceHandler(registry, admission, max_request_bytes=config.max_request_bytes,
+                              min_request_timeout=config.min_request_timeout)
+    server_address = f"{config.bind_address}:{config.port}"
+
+    async def ready() -> bool:
+        """etcd answers and every watch cache is filled."""
+        return all(c.is_ready() for c in caches) and await store.healthy()
+
+    routes = build_routes(registry=registry, metrics=metrics, ready=ready, server_address=server_address)
+    audit = AuditLog(config.audit_log_path) if config.audit_log_path else None
+    pipeline = RequestPipeline(routes=routes, handler=handler, authenticator=_authenticator(config, signer, registry),
+                               authorizer=authorizer, metrics=metrics, audit=audit)
+    server = ApiServer(config=config, storage=store, owns_storage=storage is None, registry=registry, caches=caches,
+                       pipeline=pipeline, log_storage=logs[0])
+    return server
