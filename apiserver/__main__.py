@@ -26,6 +26,10 @@ def parse_args(argv: list[str]) -> ApiServerConfig:
     p.add_argument("--token-auth-file", type=Path)
     p.add_argument("--authorization-mode", default="Node,RBAC")
     p.add_argument("--service-account-signing-key-file", type=Path)
+    p.add_argument("--service-account-issuer", default="https://kubernetes.default.svc.cluster.local",
+                   help="the iss of ServiceAccount tokens and the OIDC discovery issuer")
+    p.add_argument("--api-audiences", default="",
+                   help="comma-separated audiences a token must name (default: the issuer)")
     p.add_argument("--kubelet-client-certificate", type=Path)
     p.add_argument("--kubelet-client-key", type=Path)
     p.add_argument("--kubelet-certificate-authority", type=Path)
@@ -42,7 +46,10 @@ def parse_args(argv: list[str]) -> ApiServerConfig:
         bind_address=a.bind_address, port=a.port, tls_cert_file=a.tls_cert_file,
         tls_private_key_file=a.tls_private_key_file, client_ca_file=a.client_ca_file,
         token_auth_file=a.token_auth_file, authorization_mode=a.authorization_mode,
-        service_account_signing_key_file=a.service_account_signing_key_file, kubelet_client_certificate=a.kubelet_client_certificate,
+        service_account_signing_key_file=a.service_account_signing_key_file,
+        service_account_issuer=a.service_account_issuer,
+        api_audiences=tuple(x.strip() for x in a.api_audiences.split(",") if x.strip()),
+        kubelet_client_certificate=a.kubelet_client_certificate,
         kubelet_client_key=a.kubelet_client_key, kubelet_certificate_authority=a.kubelet_certificate_authority, etcd_prefix=a.etcd_prefix, min_request_timeout=a.min_request_timeout,
         log_level=a.log_level, watch_cache=a.watch_cache == "true",
         etcd_compaction_interval=a.etcd_compaction_interval, audit_log_path=a.audit_log_path,

@@ -17,8 +17,12 @@ class ApiServerConfig:
     tls_private_key_file: Path | None = None
     client_ca_file: Path | None = None
     token_auth_file: Path | None = None
-    # The EC key that signs ServiceAccount tokens (PEM); None: a fresh key per process.
+    # The RSA or EC key that signs ServiceAccount tokens (PEM); None: a fresh key per process.
     service_account_signing_key_file: Path | None = None
+    # The `iss` of ServiceAccount tokens, also served by /.well-known/openid-configuration.
+    service_account_issuer: str = "https://kubernetes.default.svc.cluster.local"
+    # The audiences a token must name to authenticate here; empty: the issuer alone.
+    api_audiences: tuple[str, ...] = ()
     # Authorizers in order (Node, RBAC, AlwaysAllow); the first with an opinion decides.
     authorization_mode: str = "Node,RBAC"
     # How the API server reaches kubelets for pods/log: its client certificate, and the CA

@@ -1,46 +1,63 @@
-"""Request metrics in the Prometheus text format, named as kube-apiserver names them."""
+"""The API server's request metrics, named as kube-apiserver names them.
+
+Mirrors k8s.io/apiserver/pkg/endpoints/metrics, reduced to the labels picokube knows:
+- `apiserver_request_total{verb,resource,code}`: a counter of every request answered;
+- `apiserver_request_duration_seconds{verb,resource}`: their latency, with upstream's buckets;
+- `apiserver_longrunning_requests`: the watches open right now;
+plus the process and Python runtime metrics every component exports (`kube.metrics`).
+
+Each `Metrics` owns its registry, so several API servers in one process (tests) keep
+separate counts. `observe` is safe from any thread and `render()` may run concurrently
+with it; `inflight_watches` is meant for the event loop that serves the watches.
+"""
 
 from __future__ import annotations
 
-import bisect
-from collections import defaultdict
+from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.registry import CollectorRegistry
+
+from kube.metrics import CONTENT_TYPE, new_registry, render
 
 __all__ = ["Metrics"]
 
-_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+# kube-apiserver's buckets for apiserver_request_duration_seconds.
+_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0,
+            15.0, 20.0, 30.0, 45.0, 60.0)
 
 
 class Metrics:
-    def __init__(self) -> None:
-        self.requests: dict[tuple[str, str, str], int] = defaultdict(int)
-        self.latency: dict[tuple[str, str], list[int]] = {}
-        self.latency_sum: dict[tuple[str, str], float] = defaultdict(float)
-        self.inflight_watches = 0
+    """The registry of one API server and the metrics the request pipeline updates."""
+
+    content_type = CONTENT_TYPE
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else new_registry()
+        self.requests = Counter("apiserver_request_total",
+                                "Counter of apiserver requests broken out for each verb, resource and HTTP "
+                                "response code.", ["verb", "resource", "code"], registry=self.registry)
+        self.latency = Histogram("apiserver_request_duration_seconds",
+                                 "Response latency distribution in seconds for each verb and resource.",
+                                 ["verb", "resource"], buckets=_BUCKETS, registry=self.registry)
+        self.longrunning = Gauge("apiserver_longrunning_requests",
+                                 "Gauge of all active long-running apiserver requests (watches).",
+                                 registry=self.registry)
+        self._inflight_watches = 0
 
     def observe(self, *, verb: str, resource: str, code: int, seconds: float) -> None:
-        self.requests[(verb, resource, str(code))] += 1
-        key = (verb, resource)
-        buckets = self.latency.setdefault(key, [0] * (len(_BUCKETS) + 1))
-        buckets[bisect.bisect_left(_BUCKETS, seconds)] += 1
-        self.latency_sum[key] += seconds
+        """Count one answered request and its latency."""
+        self.requests.labels(verb=verb, resource=resource, code=str(code)).inc()
+        self.latency.labels(verb=verb, resource=resource).observe(seconds)
+
+    @property
+    def inflight_watches(self) -> int:
+        """The watches open now; assigning (`+= 1`, `-= 1`) moves the longrunning gauge."""
+        return self._inflight_watches
+
+    @inflight_watches.setter
+    def inflight_watches(self, value: int) -> None:
+        self._inflight_watches = value
+        self.longrunning.set(value)
 
     def render(self) -> str:
-        lines = ["# HELP apiserver_request_total Counter of apiserver requests by verb, resource and code.",
-                 "# TYPE apiserver_request_total counter"]
-        for (verb, resource, code), n in sorted(self.requests.items()):
-            lines.append(f'apiserver_request_total{{verb="{verb}",resource="{resource}",code="{code}"}} {n}')
-        lines += ["# HELP apiserver_request_duration_seconds Response latency by verb and resource.",
-                  "# TYPE apiserver_request_duration_seconds histogram"]
-        for (verb, resource), counts in sorted(self.latency.items()):
-            total = 0
-            for bound, n in zip((*_BUCKETS, float("inf")), counts):
-                total += n
-                le = "+Inf" if bound == float("inf") else repr(bound)
-                lines.append(f'apiserver_request_duration_seconds_bucket{{verb="{verb}",resource="{resource}",'
-                             f'le="{le}"}} {total}')
-            lines.append(f'apiserver_request_duration_seconds_sum{{verb="{verb}",resource="{resource}"}} '
-                         f"{self.latency_sum[(verb, resource)]:.6f}")
-            lines.append(f'apiserver_request_duration_seconds_count{{verb="{verb}",resource="{resource}"}} {total}')
-        lines += ["# TYPE apiserver_longrunning_requests gauge",
-                  f"apiserver_longrunning_requests {self.inflight_watches}"]
-        return "\n".join(lines) + "\n"
+        """Everything in the Prometheus text format, served with `content_type`."""
+        return render(self.registry)

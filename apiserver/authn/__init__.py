@@ -1,7 +1,12 @@
 """Authentication: turning request credentials into a UserInfo."""
 
-from apiserver.authn.authenticator import ANONYMOUS_PATHS, Authenticator, UnionAuthenticator, UserInfo
+from apiserver.authn.authenticator import (
+    ANONYMOUS_PATHS,
+    Authenticator,
+    UnionAuthenticator,
+    UserInfo,
+)
 from apiserver.authn.token_file import TokenFileAuthenticator, parse_token_file
 
-__all__ = ["ANONYMOUS_PATHS", "Authenticator", "UnionAuthenticator", "UserInfo", "TokenFileAuthenticator",
+__all__ = ["ANONYMOUS_PATHS", "Authenticator", "TokenFileAuthenticator", "UnionAuthenticator", "UserInfo",
            "parse_token_file"]

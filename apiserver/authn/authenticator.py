@@ -8,10 +8,11 @@ the paths in ANONYMOUS_PATHS are served without a user.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol
+from typing import Protocol
 
-__all__ = ["UserInfo", "Authenticator", "ANONYMOUS_PATHS", "UnionAuthenticator"]
+__all__ = ["ANONYMOUS_PATHS", "Authenticator", "UnionAuthenticator", "UserInfo"]
 
 ANONYMOUS_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 

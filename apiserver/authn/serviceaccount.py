@@ -1,106 +1,174 @@
 """ServiceAccount tokens: signed, expiring JWTs issued by TokenRequest and verified per request.
 
-Mirrors pkg/serviceaccount: an ES256 JWT whose subject is
-`system:serviceaccount:<namespace>:<name>`, with the account's uid in the private
-`kubernetes.io` claim. A token authenticates only while it is unexpired, its signature
-verifies with the API server's key, and the ServiceAccount still exists with the same uid
-(a deleted and recreated account does not inherit old tokens). Users get the groups
-`system:serviceaccounts`, `system:serviceaccounts:<namespace>` and `system:authenticated`.
+Mirrors pkg/serviceaccount (claims.go, jwt.go). A token is a JWS signed with the API server's
+key (RS256 for an RSA key, ES256/384/512 for an EC one), with a `kid` header derived from the
+public key as upstream derives it, and the claims:
+- `iss`: the issuer (configurable; default `https://kubernetes.default.svc.cluster.local`);
+- `sub`: `system:serviceaccount:<namespace>:<name>`; `aud`: the audiences asked for, else
+  the API server's own; `iat`, `nbf`, `exp`;
+- `kubernetes.io`: {namespace, serviceaccount {name, uid}, and pod {name, uid} when bound}.
+
+A token authenticates only while: its signature verifies with the API server's key, it is
+unexpired (60 s leeway, upstream's), it names our issuer and one of the API server's
+audiences, and the ServiceAccount (and the pod, for a bound token) still exists with the
+uid in the token, so a deleted and recreated account inherits no old tokens. Users get the
+groups `system:serviceaccounts`, `system:serviceaccounts:<namespace>` and
+`system:authenticated`. Signing and verifying go through PyJWT; a bad token is None, never
+an exception, so the pipeline answers 401.
 """
 
 from __future__ import annotations
 
 import base64
-import json
+import hashlib
 import time
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from apiserver.authn.authenticator import UserInfo
 
-__all__ = ["TokenSigner", "ServiceAccountAuthenticator", "ISSUER", "load_or_generate_key"]
+__all__ = ["ISSUER", "BoundPod", "ServiceAccountAuthenticator", "SigningKey", "TokenSigner", "key_id",
+           "load_or_generate_key"]
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
+LEEWAY_SECONDS = 60
+SigningKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
+PublicKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey
+Lookup = Callable[[str, str], "dict[str, Any] | None"]
+
+_EC_ALGORITHMS = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
+_REQUIRED = ["iss", "sub", "aud", "exp", "iat", "nbf"]
 
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+@dataclass(frozen=True)
+class BoundPod:
+    """The pod a token is bound to (TokenRequest's boundObjectRef of kind Pod)."""
+
+    name: str
+    uid: str
 
 
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+def load_or_generate_key(path: str | None) -> SigningKey:
+    """The signing key from a PEM file (RSA, or EC on P-256/384/521), else a fresh RSA 2048 key.
 
-
-def load_or_generate_key(path: str | None) -> ec.EllipticCurvePrivateKey:
-    """The signing key from a PEM file, or a fresh one (tokens then last as long as the process)."""
-    if path:
-        with open(path, "rb") as f:
-            key = serialization.load_pem_private_key(f.read(), password=None)
-        if not isinstance(key, ec.EllipticCurvePrivateKey):
-            raise ValueError(f"{path}: the service account signing key must be an EC (P-256) key")
+    A fresh key lasts as long as the process, and so do the tokens it signs. Raises
+    ValueError for another kind of key.
+    """
+    if not path:
+        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    with open(path, "rb") as f:
+        key = serialization.load_pem_private_key(f.read(), password=None)
+    if isinstance(key, rsa.RSAPrivateKey) or (isinstance(key, ec.EllipticCurvePrivateKey)
+                                              and key.curve.name in _EC_ALGORITHMS):
         return key
-    return ec.generate_private_key(ec.SECP256R1())
+    raise ValueError(f"{path}: the service account signing key must be an RSA or EC (P-256/384/521) key")
+
+
+def key_id(public: PublicKey) -> str:
+    """Upstream's kid: base64url (unpadded) of the SHA-256 of the DER SubjectPublicKeyInfo."""
+    der = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
+
+
+def _algorithm(key: SigningKey) -> str:
+    return "RS256" if isinstance(key, rsa.RSAPrivateKey) else _EC_ALGORITHMS[key.curve.name]
 
 
 class TokenSigner:
-    def __init__(self, key: ec.EllipticCurvePrivateKey) -> None:
+    """Issues and verifies the API server's ServiceAccount tokens; safe to share across requests.
+
+    `audiences` are the API server's own (`--api-audiences`; default: the issuer): a token
+    requested without audiences gets them, and the authenticator accepts only tokens for one
+    of them.
+    """
+
+    def __init__(self, key: SigningKey, *, issuer: str = ISSUER, audiences: Sequence[str] = ()) -> None:
         self.key = key
-        self.public = key.public_key()
+        self.public: PublicKey = key.public_key()
+        self.issuer = issuer
+        self.audiences = tuple(audiences) or (issuer,)
+        self.algorithm = _algorithm(key)
+        self.key_id = key_id(self.public)
 
-    def issue(self, *, namespace: str, name: str, uid: str, audiences: list[str], expiration_seconds: int,
-              now: float | None = None) -> tuple[str, int]:
-        """A token and its expiry (unix seconds)."""
-        now = int(now if now is not None else time.time())
-        exp = now + expiration_seconds
-        claims = {"iss": ISSUER, "sub": f"system:serviceaccount:{namespace}:{name}", "aud": audiences,
-                  "iat": now, "nbf": now, "exp": exp,
-                  "kubernetes.io": {"namespace": namespace, "serviceaccount": {"name": name, "uid": uid}}}
-        head = _b64(json.dumps({"alg": "ES256", "typ": "JWT"}).encode())
-        body = _b64(json.dumps(claims, separators=(",", ":")).encode())
-        r, s = decode_dss_signature(self.key.sign(f"{head}.{body}".encode(), ec.ECDSA(hashes.SHA256())))
-        return f"{head}.{body}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}", exp
+    def issue(self, *, namespace: str, name: str, uid: str, audiences: Sequence[str], expiration_seconds: int,
+              now: float | None = None, pod: BoundPod | None = None) -> tuple[str, int]:
+        """A token and its expiry (unix seconds); empty `audiences` means the API server's own."""
+        iat = int(now if now is not None else time.time())
+        exp = iat + expiration_seconds
+        private: dict[str, Any] = {"namespace": namespace, "serviceaccount": {"name": name, "uid": uid}}
+        if pod is not None:
+            private["pod"] = {"name": pod.name, "uid": pod.uid}
+        claims = {"iss": self.issuer, "sub": f"system:serviceaccount:{namespace}:{name}",
+                  "aud": list(audiences) or list(self.audiences), "iat": iat, "nbf": iat, "exp": exp,
+                  "kubernetes.io": private}
+        token = jwt.encode(claims, self.key, algorithm=self.algorithm, headers={"kid": self.key_id, "typ": None})
+        return token, exp
 
-    def verify(self, token: str, *, now: float | None = None) -> dict[str, Any] | None:
-        """The claims of a valid, unexpired token of ours, else None."""
-        parts = token.split(".")
-        if len(parts) != 3:
-            return None
+    def verify(self, token: str, *, audiences: Sequence[str] | None = None,
+               now: float | None = None) -> dict[str, Any] | None:
+        """The claims of a token of ours for one of `audiences` (default: the API server's), else None.
+
+        Checks the signature (with our algorithm only), issuer, audience, and `nbf`/`exp`
+        against `now` with a 60 s leeway. Never raises for a malformed token.
+        """
         try:
-            sig = _unb64(parts[2])
-            if len(sig) != 64:
-                return None
-            der = encode_dss_signature(int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:], "big"))
-            self.public.verify(der, f"{parts[0]}.{parts[1]}".encode(), ec.ECDSA(hashes.SHA256()))
-            claims = json.loads(_unb64(parts[1]))
-        except (InvalidSignature, ValueError, TypeError):
+            claims: dict[str, Any] = jwt.decode(
+                token, self.public, algorithms=[self.algorithm], issuer=self.issuer,
+                audience=list(audiences if audiences is not None else self.audiences),
+                # Times are checked below against an injectable `now`.
+                options={"require": _REQUIRED, "verify_exp": False, "verify_nbf": False, "verify_iat": False})
+        except jwt.InvalidTokenError:
             return None
         now = now if now is not None else time.time()
-        if not isinstance(claims, dict) or claims.get("iss") != ISSUER or not (claims.get("nbf", 0) - 60 <= now
-                                                                               < claims.get("exp", 0)):
+        try:
+            fresh = float(claims["nbf"]) - LEEWAY_SECONDS <= now < float(claims["exp"]) + LEEWAY_SECONDS
+        except (TypeError, ValueError):
             return None
-        return claims
+        return claims if fresh else None
 
 
 class ServiceAccountAuthenticator:
-    def __init__(self, signer: TokenSigner, lookup: Callable[[str, str], dict[str, Any] | None]) -> None:
+    """Authenticates `Authorization: Bearer <token>` requests carrying our ServiceAccount tokens.
+
+    `lookup(namespace, name)` returns the ServiceAccount object or None; `pod_lookup`, when
+    given, does the same for the pod a bound token names. Both must not block.
+    """
+
+    def __init__(self, signer: TokenSigner, lookup: Lookup, *, audiences: Sequence[str] | None = None,
+                 pod_lookup: Lookup | None = None) -> None:
         self.signer = signer
-        self.lookup = lookup  # (namespace, name) -> the ServiceAccount object, or None
+        self.lookup = lookup
+        self.audiences = tuple(audiences) if audiences is not None else signer.audiences
+        self.pod_lookup = pod_lookup
 
     def authenticate(self, headers: Mapping[str, str]) -> UserInfo | None:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or token.count(".") != 2:
             return None
-        claims = self.signer.verify(token.strip())
+        claims = self.signer.verify(token.strip(), audiences=self.audiences)
         if claims is None:
             return None
-        k8s = claims.get("kubernetes.io") or {}
-        ns, sa = k8s.get("namespace"), (k8s.get("serviceaccount") or {})
-        account = self.lookup(str(ns), str(sa.get("name")))
-        if account is None or (account.get("metadata") or {}).get("uid") != sa.get("uid"):
+        private = claims.get("kubernetes.io")
+        if not isinstance(private, dict):
             return None
-        return UserInfo(f"system:serviceaccount:{ns}:{sa.get('name')}", str(sa.get("uid")),
+        ns, sa, pod = private.get("namespace"), private.get("serviceaccount") or {}, private.get("pod")
+        name, uid = sa.get("name"), sa.get("uid")
+        if not (isinstance(ns, str) and isinstance(name, str) and isinstance(uid, str)) \
+                or claims.get("sub") != f"system:serviceaccount:{ns}:{name}":
+            return None
+        if not _same_uid(self.lookup(ns, name), uid):
+            return None
+        if isinstance(pod, dict) and self.pod_lookup is not None \
+                and not _same_uid(self.pod_lookup(ns, str(pod.get("name"))), pod.get("uid")):
+            return None
+        return UserInfo(f"system:serviceaccount:{ns}:{name}", uid,
                         ("system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"))
+
+
+def _same_uid(obj: dict[str, Any] | None, uid: object) -> bool:
+    return obj is not None and (obj.get("metadata") or {}).get("uid") == uid

@@ -7,8 +7,8 @@ gets the group `system:authenticated`, as in Kubernetes.
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from apiserver.authn.authenticator import UserInfo
 
@@ -33,7 +33,7 @@ class TokenFileAuthenticator:
         self._users = users
 
     @classmethod
-    def from_file(cls, path: Path) -> "TokenFileAuthenticator":
+    def from_file(cls, path: Path) -> TokenFileAuthenticator:
         return cls(parse_token_file(path))
 
     def authenticate(self, headers: Mapping[str, str]) -> UserInfo | None:

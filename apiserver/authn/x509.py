@@ -18,7 +18,7 @@ from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from apiserver.authn.authenticator import UserInfo
 
-__all__ = ["PeerCertificateProtocol", "user_from_certificate", "client_certificate"]
+__all__ = ["PeerCertificateProtocol", "client_certificate", "user_from_certificate"]
 
 
 def user_from_certificate(der: bytes) -> UserInfo | None:
@@ -41,7 +41,9 @@ def client_certificate(scope: Mapping[str, Any]) -> bytes | None:
 class PeerCertificateProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     """uvicorn's HTTP protocol, plus the verified client certificate of the connection in each scope."""
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    app: Any  # the ASGI app uvicorn's protocol calls; uvicorn declares its base only as asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override, unused-ignore]
         super().connection_made(transport)
         ssl_object = transport.get_extra_info("ssl_object")
         der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None

@@ -1,6 +1,7 @@
 """The bootstrap RBAC policy the API server ensures at start, as kube-apiserver's
 `system:*` roles do: cluster-admin for system:masters, discovery and self-review for every
-authenticated user, and the controller-manager's and scheduler's roles."""
+authenticated user, service account issuer discovery for every service account, and the
+controller-manager's and scheduler's roles."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _cluster_role("system:discovery", [{"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/openapi",
                                                                 "/openapi/*", "/version", "/version/", "/healthz",
                                                                 "/livez", "/readyz"], "verbs": ["get"]}]),
+        _cluster_role("system:service-account-issuer-discovery", [
+            {"nonResourceURLs": ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+                                 "/openid/v1/jwks", "/openid/v1/jwks/"], "verbs": ["get"]}]),
         _cluster_role("system:basic-user", [{"apiGroups": ["authorization.k8s.io"],
                                              "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
                                              "verbs": ["create"]}]),
@@ -69,6 +73,8 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _binding("cluster-admin", "cluster-admin", "Group", "system:masters"),
         _binding("system:discovery", "system:discovery", "Group", "system:authenticated"),
         _binding("system:basic-user", "system:basic-user", "Group", "system:authenticated"),
+        _binding("system:service-account-issuer-discovery", "system:service-account-issuer-discovery", "Group",
+                 "system:serviceaccounts"),
         _binding("system:kube-controller-manager", "system:kube-controller-manager", "User",
                  "system:kube-controller-manager"),
         _binding("system:kube-scheduler", "system:kube-scheduler", "User", "system:kube-scheduler"),

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from kube.cluster._files import write_file_atomic
 from kube.cluster.kubeconfig import write_kubeconfig
@@ -39,7 +39,8 @@ def kubeconfig_path(directory: Path, component: str) -> Path:
 
 def _ensure_signing_key(path: Path) -> None:
     if not path.exists():
-        pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        # RSA 2048, as kubeadm's sa.key: tokens are RS256, what OIDC relying parties expect.
+        pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
         write_file_atomic(path, pem, mode=0o600)
 
