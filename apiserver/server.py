@@ -26,6 +26,7 @@ from apiserver.authz.bootstrap import bootstrap_policy
 from apiserver.authz.factory import new_authorizer
 from apiserver.config import ApiServerConfig
 from apiserver.endpoints.handlers import ResourceHandler
+from apiserver.endpoints.oidc import oidc_router
 from apiserver.endpoints.routes import build_routes
 from apiserver.metrics import Metrics
 from apiserver.pipeline import Receive, RequestPipeline, Scope, Send
@@ -124,7 +125,8 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                    admission_plugins: Iterable[object] = ()) -> ApiServer:
     """Connect (unless `storage` is handed in) and build every part; `admission_plugins` join the default chain."""
     store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints), startup_timeout=30.0)
-    signer = TokenSigner(load_or_generate_key(_path(config.service_account_signing_key_file)))
+    signer = TokenSigner(load_or_generate_key(_path(config.service_account_signing_key_file)),
+                         issuer=config.service_account_issuer, audiences=config.api_audiences)
     registry = ResourceRegistry()
     logs: list[LogStorage] = []
 
@@ -159,6 +161,7 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
         return all(c.is_ready() for c in caches) and await store.healthy()
 
     routes = build_routes(registry=registry, metrics=metrics, ready=ready, server_address=server_address)
+    routes.include_router(oidc_router(signer))
     audit = AuditLog(config.audit_log_path) if config.audit_log_path else None
     pipeline = RequestPipeline(routes=routes, handler=handler, authenticator=_authenticator(config, signer, registry),
                                authorizer=authorizer, metrics=metrics, audit=audit)

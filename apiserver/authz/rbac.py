@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.authz.attributes import Attributes, Decision
-from apiserver.registry.lister import CacheLister
+from apiserver.registry.lister import ObjectLister
 
 __all__ = ["RBACAuthorizer", "rule_allows"]
 
@@ -64,8 +64,8 @@ class RBACAuthorizer:
     the cluster bindings and the request namespace's bindings, with role lookups by name.
     """
 
-    def __init__(self, *, roles: CacheLister, cluster_roles: CacheLister, role_bindings: CacheLister,
-                 cluster_role_bindings: CacheLister) -> None:
+    def __init__(self, *, roles: ObjectLister, cluster_roles: ObjectLister, role_bindings: ObjectLister,
+                 cluster_role_bindings: ObjectLister) -> None:
         self.roles, self.cluster_roles = roles, cluster_roles
         self.role_bindings, self.cluster_role_bindings = role_bindings, cluster_role_bindings
 

@@ -1,7 +1,8 @@
 """The plain routes: health, version, metrics, discovery and OpenAPI documents.
 
 Everything here derives from the resource registry at the time of asking, so a resource
-added while the server runs is discovered and described at once.
+added while the server runs is discovered and described at once. The service-account
+issuer's discovery documents join these routes from `oidc`.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def build_routes(*, registry: ResourceRegistry, metrics: Metrics, ready: Callabl
 
     @app.get("/metrics")
     async def metrics_endpoint() -> Response:
-        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+        return Response(metrics.render(), media_type=metrics.content_type)
 
     def aggregated(request: Request, *, legacy: bool) -> Response | None:
         version = discovery.aggregated_media_type(request.headers.get("accept", ""))

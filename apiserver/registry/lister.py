@@ -9,14 +9,22 @@ must be exact read through the registry instead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 if TYPE_CHECKING:
     from apiserver.registry.generic import RegistryStore
 
-__all__ = ["CacheLister"]
+__all__ = ["CacheLister", "ObjectLister"]
 
 Obj = dict[str, Any]
+
+
+class ObjectLister(Protocol):
+    """What authorizers and admission plugins read: lookups by name and walks over a namespace."""
+
+    def get(self, namespace: str | None, name: str) -> Obj | None: ...
+
+    def iter(self, namespace: str | None = None) -> Iterator[Obj]: ...
 
 
 class CacheLister:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 import httpx
 import jwt
@@ -84,9 +84,24 @@ async def test_the_router_serves_both_documents_with_their_media_types() -> None
     assert keys.json()["keys"][0]["kid"] == RSA_SIGNER.key_id
 
 
+class PolicyLister:
+    """The bootstrap policy's objects of one resource, as the RBAC authorizer reads them."""
+
+    def __init__(self, plural: str) -> None:
+        self.objects = [obj for p, obj in bootstrap_policy() if p == plural]
+
+    def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
+        return next((o for o in self.objects if o["metadata"]["name"] == name
+                     and o["metadata"].get("namespace") == namespace), None)
+
+    def iter(self, namespace: str | None = None) -> Iterator[dict[str, Any]]:
+        return iter([o for o in self.objects if namespace is None or o["metadata"].get("namespace") == namespace])
+
+
 def authorize(user: UserInfo, path: str, verb: str = "get") -> Decision:
-    policy = bootstrap_policy()
-    rbac = RBACAuthorizer(lambda plural: [obj for p, obj in policy if p == plural])
+    rbac = RBACAuthorizer(roles=PolicyLister("roles"), cluster_roles=PolicyLister("clusterroles"),
+                          role_bindings=PolicyLister("rolebindings"),
+                          cluster_role_bindings=PolicyLister("clusterrolebindings"))
     return rbac.authorize(Attributes(user=user, verb=verb, resource_request=False, path=path))[0]
 
 

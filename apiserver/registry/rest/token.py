@@ -1,12 +1,13 @@
 """serviceaccounts/token: a signed token for that account (authentication.k8s.io/v1 TokenRequest).
 
-Expiration defaults to an hour, may not be under ten minutes, and is capped at 48 hours.
+Expiration defaults to an hour, may not be under ten minutes, and is capped at 48 hours. A
+request that names no audience gets the API server's own (`--api-audiences`, else the issuer).
 """
 
 from __future__ import annotations
 
 import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj
@@ -14,11 +15,11 @@ from kube.errors import BadRequest, Invalid
 
 __all__ = ["TokenRequestStorage", "TokenIssuer"]
 
-DEFAULT_AUDIENCES = ["https://kubernetes.default.svc.cluster.local"]
-
-
 class TokenIssuer(Protocol):
-    def issue(self, *, namespace: str, name: str, uid: str, audiences: list[str],
+    @property
+    def audiences(self) -> Sequence[str]: ...
+
+    def issue(self, *, namespace: str, name: str, uid: str, audiences: Sequence[str],
               expiration_seconds: int) -> tuple[str, Any]: ...
 
 
@@ -37,7 +38,7 @@ class TokenRequestStorage:
             raise Invalid('TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: '
                           "may not specify a duration less than 10 minutes")
         expiration = min(expiration, 48 * 3600)
-        audiences = list(spec.get("audiences") or DEFAULT_AUDIENCES)
+        audiences = list(spec.get("audiences") or self.issuer.audiences)
         sa = await self.service_accounts.get(ctx.namespace, name)
         token, exp = self.issuer.issue(namespace=str(ctx.namespace), name=name, uid=sa["metadata"]["uid"],
                                        audiences=audiences, expiration_seconds=expiration)
