@@ -16,8 +16,8 @@ import signal
 import sys
 
 from kube.client import KubeconfigError, RESTClient, load_kubeconfig
-from kube.cluster.config import parse_capacity
 from kube.log import setup_logging
+from kube.quantity import parse_capacity
 from kubelet.config import FIELD_MANAGER, USER_AGENT, KubeletConfig
 from kubelet.cri.interface import CRIError, RuntimeService
 from kubelet.cri.remote import RemoteRuntime
