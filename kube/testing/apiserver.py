@@ -31,11 +31,17 @@ from typing import Sequence
 
 from kube.client.config import ClientConfig, load_kubeconfig
 from kube.client.rest import RESTClient
-from kube.cluster.etcd import free_port
-from kube.cluster.kubeconfig import write_kubeconfig
-from kube.cluster.pki import ensure_cluster_pki
-from kube.cluster.tokens import (ADMIN_USER, CONTROLLER_MANAGER_USER, SCHEDULER_USER, cluster_identities,
-                                 ensure_token_file, node_user)
+from picokube.etcd import free_port
+from picokube.kubeconfig import write_kubeconfig
+from picokube.pki import ensure_cluster_pki
+from picokube.tokens import (
+    ADMIN_USER,
+    CONTROLLER_MANAGER_USER,
+    SCHEDULER_USER,
+    cluster_identities,
+    ensure_token_file,
+    node_user,
+)
 
 __all__ = ["ApiServerHarness"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from kube.cluster.etcd import free_port, free_port_pair
+from picokube.etcd import free_port, free_port_pair
 
 __all__ = ["Cluster", "start_cluster"]
 
@@ -33,7 +33,7 @@ class Cluster:
         return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "HOME": str(self.data_dir)}
 
     def picokube(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kube.cluster", *args, "--data-dir", str(self.data_dir)],
+        return subprocess.run([sys.executable, "-m", "picokube", *args, "--data-dir", str(self.data_dir)],
                               capture_output=True, text=True, timeout=timeout, env=self.env())
 
     def status(self) -> dict[str, Any]:
@@ -63,7 +63,7 @@ class Cluster:
 def start_cluster(data_dir: Path, *extra: str) -> Iterator[Cluster]:
     port, etcd_port = free_port(), free_port_pair()
     cluster = Cluster(data_dir, port)
-    up = subprocess.run([sys.executable, "-m", "kube.cluster", "up", "--detach", "--data-dir", str(data_dir),
+    up = subprocess.run([sys.executable, "-m", "picokube", "up", "--detach", "--data-dir", str(data_dir),
                          "--port", str(port), "--etcd-port", str(etcd_port), *extra],
                         capture_output=True, text=True, timeout=180, env=cluster.env())
     try:

@@ -20,8 +20,8 @@ import pytest
 
 from apiserver.storage import (Compacted, Etcd3Storage, FutureRevision, KeyExists, KeyNotFound, KeyValue,
                                RevisionConflict, Storage, Unavailable, WatchEvent)
-from kube.cluster.etcd import EtcdProcess, etcd_command, free_port, wait_for_port
 from kube.testing.eventually import eventually
+from picokube.etcd import EtcdProcess, etcd_command, free_port, wait_for_port
 
 pytestmark = pytest.mark.timeout(60)
 

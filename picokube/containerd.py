@@ -27,10 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kube.cluster.images import BUSYBOX_IMAGE, PAUSE_IMAGE, build_busybox_image, find_busybox
+from picokube.images import (
+    BUSYBOX_IMAGE,
+    PAUSE_IMAGE,
+    build_busybox_image,
+    find_busybox,
+)
 
-if TYPE_CHECKING:  # kube.cluster.config imports this module
-    from kube.cluster.config import ClusterConfig
+if TYPE_CHECKING:  # picokube.config imports this module
+    from picokube.config import ClusterConfig
 
 __all__ = ["ContainerdNode", "containerd_available", "import_image", "CNI_BIN_DIR"]
 

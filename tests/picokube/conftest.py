@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import kube
-from kube.cluster.state import process_matches, read_state
+from picokube.state import process_matches, read_state
 
 REPO_ROOT = Path(kube.__file__).resolve().parent.parent
 
@@ -23,7 +23,7 @@ REPO_ROOT = Path(kube.__file__).resolve().parent.parent
 SUPERVISOR_DRIVER = """
 import json, logging, sys
 from pathlib import Path
-from kube.cluster.supervisor import Backoff, ComponentSpec, Supervisor
+from picokube.supervisor import Backoff, ComponentSpec, Supervisor
 
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(message)s")
 data_dir, specs = Path(sys.argv[1]), json.loads(sys.argv[2])
@@ -51,7 +51,7 @@ def sleeper(tag: str) -> list[str]:
 
 
 def run_cli(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kube.cluster", *args], capture_output=True, text=True, check=False,
+    return subprocess.run([sys.executable, "-m", "picokube", *args], capture_output=True, text=True, check=False,
                           env=python_env(), timeout=timeout, cwd=REPO_ROOT)
 
 

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from kube.cluster._files import write_file_atomic
-from kube.cluster.containerd import ContainerdNode
 from kube.quantity import parse_capacity
+from picokube._files import write_file_atomic
+from picokube.containerd import ContainerdNode
 
 __all__ = ["CONFIG_FILE", "DEFAULT_NODE_CAPACITY", "ClusterConfig", "parse_endpoints"]
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from kube.cluster.containerd import ContainerdNode
+from picokube.containerd import ContainerdNode
 
 __all__ = ["main"]
 
@@ -96,7 +96,7 @@ def kubelet_argv(a: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m kube.cluster.compose.node", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m picokube.compose.node", description=__doc__.splitlines()[0])
     p.add_argument("--node-name", required=True)
     p.add_argument("--node-ip", required=True)
     p.add_argument("--pod-subnet", required=True)

@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from kube.cluster._files import write_file_atomic
+from picokube._files import write_file_atomic
 
 __all__ = [
     "APISERVER_DNS_NAMES",
