@@ -204,7 +204,7 @@ def test_process_exits_promptly_on_sigterm(api: ApiServerHarness, tmp_path: Path
 def test_bad_flags_are_reported_without_traceback() -> None:
     out = subprocess.run([sys.executable, "-m", "kubelet", "--node-name", "n", "--node-capacity", "cpu"],
                          capture_output=True, text=True, timeout=30)
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert "--node-capacity: 'cpu' is not NAME=QUANTITY" in out.stderr and "Traceback" not in out.stderr
 
 
