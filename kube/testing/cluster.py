@@ -11,11 +11,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from picokube.etcd import free_port, free_port_pair
+from kube.testing.ports import free_port, free_port_pair
 
 __all__ = ["Cluster", "start_cluster"]
 
@@ -34,7 +35,7 @@ class Cluster:
 
     def picokube(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "picokube", *args, "--data-dir", str(self.data_dir)],
-                              capture_output=True, text=True, timeout=timeout, env=self.env())
+                              check=False, capture_output=True, text=True, timeout=timeout, env=self.env())
 
     def status(self) -> dict[str, Any]:
         out = self.picokube("status", "-o", "json")
@@ -46,17 +47,17 @@ class Cluster:
 
     def pkctl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "kubectl", "--kubeconfig", str(self.kubeconfig), *args],
-                              capture_output=True, text=True, timeout=timeout, input=stdin, env=self.env())
+                              check=False, capture_output=True, text=True, timeout=timeout, input=stdin, env=self.env())
 
     def kubectl_ok(self, *args: str, stdin: str | None = None, timeout: float = 90) -> str:
         """The real kubectl's stdout; AssertionError (with its stderr) unless it exits 0."""
-        out = subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], capture_output=True,
+        out = subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], check=False, capture_output=True,
                              text=True, timeout=timeout, input=stdin, env=self.env())
         assert out.returncode == 0, f"kubectl {' '.join(args)}: {out.stderr}{out.stdout}"
         return out.stdout
 
     def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], capture_output=True,
+        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], check=False, capture_output=True,
                               text=True, timeout=timeout, env=self.env())
 
 
@@ -65,7 +66,7 @@ def start_cluster(data_dir: Path, *extra: str) -> Iterator[Cluster]:
     cluster = Cluster(data_dir, port)
     up = subprocess.run([sys.executable, "-m", "picokube", "up", "--detach", "--data-dir", str(data_dir),
                          "--port", str(port), "--etcd-port", str(etcd_port), *extra],
-                        capture_output=True, text=True, timeout=180, env=cluster.env())
+                        check=False, capture_output=True, text=True, timeout=180, env=cluster.env())
     try:
         assert up.returncode == 0, f"picokube up failed:\n{up.stdout}\n{up.stderr}"
         yield cluster
