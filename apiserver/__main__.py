@@ -1,22 +1,35 @@
-"""`python -m apiserver`: run the API server over HTTPS (uvicorn), talking to etcd."""
+"""`python -m apiserver`: run the API server over HTTPS (uvicorn), talking to etcd, until SIGTERM/SIGINT.
+
+uvicorn serves the app on this process's one event loop; `kube.component` owns logging,
+signals and exit codes as for every component. A signal asks uvicorn for its graceful
+shutdown (in-flight requests get `timeout_graceful_shutdown` seconds, then the app's
+lifespan shutdown closes watches and etcd); a second signal cancels outright. Exit status
+0 on a signal, 1 on a failure (for example etcd unreachable at startup), 2 on bad flags.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ssl
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
-from kube.log import setup_logging
 from apiserver.app import build_app
 from apiserver.authn.x509 import PeerCertificateProtocol
 from apiserver.config import ApiServerConfig
+from kube.component import UsageError, parse_flags, run_component
+
+PROG = "picokube apiserver"
 
 
-def parse_args(argv: list[str]) -> ApiServerConfig:
-    p = argparse.ArgumentParser(prog="picokube apiserver", description="The picokube API server.")
+def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
+    """The config the flags ask for; argparse exits 2 on a malformed flag, UsageError on a bad value."""
+    p = argparse.ArgumentParser(prog=PROG, description="The picokube API server.")
     p.add_argument("--etcd-endpoints", required=True, help="comma-separated etcd client URLs")
     p.add_argument("--bind-address", default="127.0.0.1")
     p.add_argument("--port", type=int, default=6443)
@@ -41,6 +54,8 @@ def parse_args(argv: list[str]) -> ApiServerConfig:
     p.add_argument("--etcd-compaction-interval", type=float, default=300.0,
                    help="seconds between compactions of etcd history older than this (0 disables)")
     a = p.parse_args(argv)
+    if not (a.tls_cert_file and a.tls_private_key_file):
+        raise UsageError("--tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
     return ApiServerConfig(
         etcd_endpoints=tuple(e.strip() for e in a.etcd_endpoints.split(",") if e.strip()),
         bind_address=a.bind_address, port=a.port, tls_cert_file=a.tls_cert_file,
@@ -49,26 +64,57 @@ def parse_args(argv: list[str]) -> ApiServerConfig:
         service_account_signing_key_file=a.service_account_signing_key_file,
         service_account_issuer=a.service_account_issuer,
         api_audiences=tuple(x.strip() for x in a.api_audiences.split(",") if x.strip()),
-        kubelet_client_certificate=a.kubelet_client_certificate,
-        kubelet_client_key=a.kubelet_client_key, kubelet_certificate_authority=a.kubelet_certificate_authority, etcd_prefix=a.etcd_prefix, min_request_timeout=a.min_request_timeout,
-        log_level=a.log_level, watch_cache=a.watch_cache == "true",
+        kubelet_client_certificate=a.kubelet_client_certificate, kubelet_client_key=a.kubelet_client_key,
+        kubelet_certificate_authority=a.kubelet_certificate_authority, etcd_prefix=a.etcd_prefix,
+        min_request_timeout=a.min_request_timeout, log_level=a.log_level, watch_cache=a.watch_cache == "true",
         etcd_compaction_interval=a.etcd_compaction_interval, audit_log_path=a.audit_log_path,
     )
 
 
-def main(argv: list[str] | None = None) -> None:
-    config = parse_args(sys.argv[1:] if argv is None else argv)
-    setup_logging(config.log_level, "apiserver")
-    if not (config.tls_cert_file and config.tls_private_key_file):
-        sys.exit("error: --tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
-    client_auth: dict[str, object] = {}
-    if config.client_ca_file:  # ask for (but do not require) a client certificate signed by this CA
+class StartupFailed(Exception):
+    """uvicorn did not start serving: the app's startup failed or the port was taken (uvicorn logged why)."""
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server without its own signal handlers: `kube.component` owns SIGTERM/SIGINT."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    def request_shutdown(self) -> None:
+        """Begin the graceful shutdown, as uvicorn's own signal handler would."""
+        self.should_exit = True
+
+
+def build_server(config: ApiServerConfig) -> _Server:
+    """uvicorn serving the app over HTTPS, asking for (not requiring) a client certificate with --client-ca-file."""
+    client_auth: dict[str, Any] = {}
+    if config.client_ca_file:
         client_auth = {"ssl_ca_certs": str(config.client_ca_file), "ssl_cert_reqs": ssl.CERT_OPTIONAL,
                        "http": PeerCertificateProtocol}
-    uvicorn.run(build_app(config), host=config.bind_address, port=config.port, log_level="warning",
-                ssl_certfile=str(config.tls_cert_file), ssl_keyfile=str(config.tls_private_key_file),
-                access_log=False, timeout_graceful_shutdown=3, lifespan="on", **client_auth)  # type: ignore[arg-type]
+    return _Server(uvicorn.Config(build_app(config), host=config.bind_address, port=config.port,
+                                  log_level="warning", ssl_certfile=str(config.tls_cert_file),
+                                  ssl_keyfile=str(config.tls_private_key_file), access_log=False,
+                                  timeout_graceful_shutdown=3, lifespan="on", **client_auth))
+
+
+async def serve(server: _Server) -> None:
+    """Serve until shut down; StartupFailed when uvicorn could not start."""
+    try:
+        await server.serve()
+    except SystemExit:  # how uvicorn gives up on a failed startup or bind (its own exit status 3)
+        raise StartupFailed("see the errors logged above") from None
+    if not server.started:
+        raise StartupFailed("see the errors logged above")
+
+
+def main(argv: list[str] | None = None) -> int:
+    config = parse_flags(parse_args, argv, prog=PROG)
+    server = build_server(config)
+    return run_component(lambda: serve(server), name="apiserver", log_level=config.log_level,
+                         failures={StartupFailed: "Cannot start the API server"}, on_stop=server.request_shutdown)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from kube.api import ConfigMap, Namespace
-from kube.cluster.etcd import EtcdProcess
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.etcd import EtcdProcess
 
 _T = re.compile(rb'"t":"([0-9.]+)"')
 

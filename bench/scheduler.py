@@ -29,8 +29,8 @@ from typing import Any
 
 from kube.api import Namespace, Node, Pod
 from kube.client import RESTClient
-from kube.cluster.etcd import EtcdProcess
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.etcd import EtcdProcess
 from kube.testing.eventually import eventually
 from scheduler.cache import SchedulerCache
 from scheduler.framework import Framework

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["USER_AGENT", "ControllerManagerConfig"]
+from kube.component import LeaderElection
+
+__all__ = ["LEASE", "USER_AGENT", "ControllerManagerConfig"]
 
 USER_AGENT = "picokube-controller-manager"
+LEASE = "kube-controller-manager"
+"""The Lease in kube-system that --leader-elect candidates compete for."""
 
 
 @dataclass(frozen=True)
@@ -19,8 +23,5 @@ class ControllerManagerConfig:
     """Seconds without a Lease renewal before a node is Unknown and tainted unreachable."""
     node_monitor_period: float = 5.0
     """Seconds between two looks at every node."""
-    leader_elect: bool = False
-    """Act only while holding the Lease kube-system/kube-controller-manager."""
-    leader_elect_lease_duration: float = 15.0
-    leader_elect_renew_deadline: float = 10.0
-    leader_elect_retry_period: float = 2.0
+    leader_election: LeaderElection | None = None
+    """With --leader-elect: act only while holding the Lease kube-system/kube-controller-manager."""

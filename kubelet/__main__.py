@@ -2,8 +2,9 @@
 
 Flags follow the upstream kubelet's names where one exists. `--count N --node-name-prefix P`
 (simulated runtime only) runs N hollow nodes P1..PN in this one process instead, for scale
-tests (see `kubelet.hollow`). Exit status 0 on a signal, 1 on a configuration error (named on
-stderr, no traceback).
+tests (see `kubelet.hollow`). `kube.component` does the rest (logging, signals). Exit status
+0 on a signal, 1 on a failure (an unusable kubeconfig, an unreachable runtime, a port in
+use), 2 on bad flags (named on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -11,13 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import logging
-import signal
 import sys
 
-from kube.client import KubeconfigError, RESTClient, load_kubeconfig
-from kube.cluster.config import parse_capacity
-from kube.log import setup_logging
+from kube.client import RESTClient, load_kubeconfig
+from kube.component import UsageError, parse_flags, run_component
+from kube.quantity import parse_capacity
 from kubelet.config import FIELD_MANAGER, USER_AGENT, KubeletConfig
 from kubelet.cri.interface import CRIError, RuntimeService
 from kubelet.cri.remote import RemoteRuntime
@@ -28,11 +27,11 @@ from kubelet.logs import ContainerLogSource
 from kubelet.machine import allocatable_from, machine_capacity
 from kubelet.server import KubeletServer
 
-logger = logging.getLogger("kubelet")
+PROG = "python -m kubelet"
 SIMULATED_CAPACITY = "cpu=4,memory=8Gi,pods=110"
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """A flag's value cannot be used."""
 
 
@@ -84,7 +83,7 @@ class Invocation:
 
 
 def parse_args(argv: list[str] | None = None) -> Invocation:
-    p = argparse.ArgumentParser(prog="python -m kubelet", description="picokube kubelet")
+    p = argparse.ArgumentParser(prog=PROG, description="picokube kubelet")
     p.add_argument("--kubeconfig", help="kubeconfig with this node's identity (system:node:<name>)")
     p.add_argument("--node-name", help="this node's name (required unless --count)")
     p.add_argument("--count", type=int, default=0,
@@ -139,25 +138,21 @@ async def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str
     """The runtime and its (name, version) as the Node reports them; CRIError if unreachable."""
     if config.runtime == "cri":
         runtime = RemoteRuntime(config.container_runtime_endpoint, log_root=config.pod_log_dir)
-        version = await runtime.version()
+        try:
+            version = await runtime.version()
+        except CRIError as e:
+            raise CRIError(f"{config.container_runtime_endpoint}: {e}") from e
         return runtime, version.runtime_name, version.runtime_version
     return SimulatedRuntime(pod_cidr=config.pod_cidr, start_delay=config.pod_start_delay), RUNTIME_NAME, \
         RUNTIME_VERSION
 
 
 async def run(config: KubeletConfig, count: int = 0, prefix: str = "hollow-") -> None:
+    """Run one kubelet (or `count` hollow nodes) until cancelled."""
     client_config = load_kubeconfig(config.kubeconfig)
-    task = asyncio.current_task()
-    assert task is not None
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, task.cancel)
     if count:
         async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
-            try:
-                await run_hollow_nodes(hollow_configs(config, count, prefix), client)
-            except asyncio.CancelledError:
-                logger.info("Shutting down")
+            await run_hollow_nodes(hollow_configs(config, count, prefix), client)
         return
     runtime, name, version = await build_runtime(config)
     server = KubeletServer(ContainerLogSource(runtime), address=config.address, port=config.port,
@@ -166,37 +161,20 @@ async def run(config: KubeletConfig, count: int = 0, prefix: str = "hollow-") ->
     port = server.bind()
     async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
         kubelet = Kubelet(config, client, runtime, runtime_name=name, runtime_version=version, kubelet_port=port)
-        try:
-            async with asyncio.TaskGroup() as tg:
-                tg.create_task(server.serve())
-                tg.create_task(kubelet.run())
-        except asyncio.CancelledError:
-            logger.info("Shutting down")
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(server.serve())
+            tg.create_task(kubelet.run())
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        invocation = parse_args(argv)
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    invocation = parse_flags(parse_args, argv, prog=PROG)
     config = invocation.config
-    component = f"kubelet-{invocation.node_name_prefix}x{invocation.count}" if invocation.count \
+    name = f"kubelet-{invocation.node_name_prefix}x{invocation.count}" if invocation.count \
         else f"kubelet-{config.node_name}"
-    setup_logging(config.log_level, component=component)
-    try:
-        asyncio.run(run(config, invocation.count, invocation.node_name_prefix))
-    except KubeconfigError as e:
-        logger.error("Cannot load kubeconfig", extra={"error": str(e)})
-        return 1
-    except OSError as e:
-        logger.error("Cannot start the kubelet server", extra={"error": str(e)})
-        return 1
-    except CRIError as e:
-        logger.error("Cannot reach the container runtime", extra={"endpoint": config.container_runtime_endpoint,
-                                                                  "error": str(e)})
-        return 1
-    return 0
+    failures: dict[type[BaseException], str] = {CRIError: "Cannot reach the container runtime",
+                                                OSError: "Cannot start the kubelet server"}
+    return run_component(lambda: run(config, invocation.count, invocation.node_name_prefix), name=name,
+                         log_level=config.log_level, failures=failures)
 
 
 if __name__ == "__main__":

@@ -1,36 +1,46 @@
 """`python -m scheduler --kubeconfig FILE`: run the scheduler until SIGTERM/SIGINT.
 
-Builds the frozen `SchedulerConfig` from flags (falling back to `$KUBECONFIG` and
-`~/.kube/config` for the kubeconfig, as kubectl does), sets up logging, and runs one
-`Scheduler` on one event loop. Exit status 0 on a signal, 1 on a configuration error.
+Builds the frozen `SchedulerConfig` from flags and an optional KubeSchedulerConfiguration
+file (falling back to `$KUBECONFIG` and `~/.kube/config` for the kubeconfig, as kubectl
+does) and runs one `Scheduler` on one event loop; `kube.component` does the rest (logging,
+signals, `--leader-elect` on the kube-system/kube-scheduler Lease). Exit status 0 on a
+signal, 1 on a failure (an unusable kubeconfig, a lost Lease), 2 on bad flags or a bad
+`--config` file.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
-import logging
-import signal
-import socket
 import sys
-import uuid
 from typing import TypeVar
 
-from kube.client import KubeconfigError, RESTClient, load_kubeconfig
-from kube.leaderelection import LeaderElector, LeadershipLost
-from kube.log import setup_logging
-from scheduler.config import DEFAULT_SCHEDULER_NAME, FIELD_MANAGER, USER_AGENT, SchedulerConfig
+from kube.client import RESTClient, load_kubeconfig
+from kube.component import (
+    UsageError,
+    add_leader_election_flags,
+    leader_election_from_flags,
+    parse_flags,
+    run_component,
+    run_leader_elected,
+)
+from scheduler.config import (
+    DEFAULT_SCHEDULER_NAME,
+    FIELD_MANAGER,
+    LEASE,
+    USER_AGENT,
+    SchedulerConfig,
+)
 from scheduler.profile_config import ConfigError, load_config
 from scheduler.scheduler import Scheduler
 
+PROG = "python -m scheduler"
 T = TypeVar("T")
-
-logger = logging.getLogger("scheduler")
 
 
 def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
-    p = argparse.ArgumentParser(prog="python -m scheduler", description="picokube scheduler")
+    """The config the flags (and `--config`) ask for; UsageError when the file cannot be used."""
+    p = argparse.ArgumentParser(prog=PROG, description="picokube scheduler")
     p.add_argument("--kubeconfig", help="kubeconfig with the scheduler's identity")
     p.add_argument("--config", help="a KubeSchedulerConfiguration file (profiles, plugins, weights); its "
                                     "settings win over the flags")
@@ -44,22 +54,19 @@ def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
     p.add_argument("--pod-max-backoff-seconds", type=float, default=10.0)
     p.add_argument("--parallel-binds", type=int, default=16)
     p.add_argument("--metrics-file", help="write attempt counts and scheduling-cycle latencies (JSON) here on exit")
-    p.add_argument("--leader-elect", action="store_true",
-                   help="schedule only while holding the kube-system/kube-scheduler Lease")
-    p.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
-    p.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
-    p.add_argument("--leader-elect-retry-period", type=float, default=2.0)
+    add_leader_election_flags(p, lease=LEASE, what="schedule")
     a = p.parse_args(argv)
-    election = None if not a.leader_elect else \
-        (a.leader_elect_lease_duration, a.leader_elect_renew_deadline, a.leader_elect_retry_period)
     config = SchedulerConfig(kubeconfig=a.kubeconfig, scheduler_name=a.scheduler_name, log_level=a.log_level,
                              percentage_of_nodes_to_score=a.percentage_of_nodes_to_score,
                              pod_initial_backoff_seconds=a.pod_initial_backoff_seconds,
                              pod_max_backoff_seconds=a.pod_max_backoff_seconds, parallel_binds=a.parallel_binds,
-                             leader_election=election, metrics_file=a.metrics_file)
+                             leader_election=leader_election_from_flags(a, lease=LEASE), metrics_file=a.metrics_file)
     if a.config is None:
         return config
-    f = load_config(a.config)
+    try:
+        f = load_config(a.config)
+    except ConfigError as e:
+        raise UsageError(f"--config: {e}") from None
     return dataclasses.replace(
         config, profiles=f.profiles, kubeconfig=a.kubeconfig or f.kubeconfig,
         percentage_of_nodes_to_score=_first(f.percentage_of_nodes_to_score, config.percentage_of_nodes_to_score),
@@ -73,43 +80,15 @@ def _first(value: T | None, fallback: T) -> T:
 
 
 async def run(config: SchedulerConfig) -> None:
-    """Run until cancelled or signalled."""
-    client_config = load_kubeconfig(config.kubeconfig)
-    task = asyncio.current_task()
-    assert task is not None
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, task.cancel)
-    async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
-        try:
-            if config.leader_election is None:
-                await Scheduler(config, client).run()
-                return
-            duration, deadline, retry = config.leader_election
-            elector = LeaderElector(client, namespace="kube-system", name="kube-scheduler",
-                                    identity=f"{socket.gethostname()}_{uuid.uuid4()}", lease_duration=duration,
-                                    renew_deadline=deadline, retry_period=retry)
-            await elector.run(lambda: Scheduler(config, client).run())
-        except asyncio.CancelledError:
-            logger.info("Shutting down")
+    """Schedule (with --leader-elect, only while leader) until cancelled."""
+    async with RESTClient(load_kubeconfig(config.kubeconfig), user_agent=USER_AGENT,
+                          field_manager=FIELD_MANAGER) as client:
+        await run_leader_elected(client, config.leader_election, lambda: Scheduler(config, client).run())
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        config = parse_args(argv)
-    except ConfigError as e:
-        print(f"scheduler: {e}", file=sys.stderr)
-        return 1
-    setup_logging(config.log_level, component="scheduler")
-    try:
-        asyncio.run(run(config))
-    except KubeconfigError as e:
-        logger.error("Cannot load kubeconfig", extra={"error": str(e)})
-        return 1
-    except LeadershipLost as e:
-        logger.error("Leadership lost, exiting", extra={"error": str(e)})
-        return 1
-    return 0
+    config = parse_flags(parse_args, argv, prog=PROG)
+    return run_component(lambda: run(config), name="scheduler", log_level=config.log_level)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kube.component import LeaderElection
 from scheduler.framework import Profile
 
-__all__ = ["SchedulerConfig", "USER_AGENT", "FIELD_MANAGER", "DEFAULT_SCHEDULER_NAME"]
+__all__ = ["DEFAULT_SCHEDULER_NAME", "FIELD_MANAGER", "LEASE", "USER_AGENT", "SchedulerConfig"]
 
 USER_AGENT = "picokube-scheduler"
 FIELD_MANAGER = "scheduler"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+LEASE = "kube-scheduler"
+"""The Lease in kube-system that --leader-elect candidates compete for."""
 
 
 @dataclass(frozen=True)
@@ -26,9 +29,9 @@ class SchedulerConfig:
     parallel_binds: int = 16
     """Bindings in flight at once; more pods keep being scheduled (and assumed) meanwhile."""
     parallel_status_updates: int = 4
-    leader_election: tuple[float, float, float] | None = None
+    leader_election: LeaderElection | None = None
+    """With --leader-elect: schedule only while holding the Lease kube-system/kube-scheduler."""
     metrics_file: str | None = None
     """Where to write the SchedulerMetrics summary (JSON) when the scheduler stops."""
     profiles: tuple[Profile, ...] = ()
     """From --config; empty: one default profile named `scheduler_name`."""
-    """With --leader-elect: (lease duration, renew deadline, retry period) of kube-system/kube-scheduler."""

@@ -16,18 +16,20 @@ naming the field, never silently ignored.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
-from scheduler.config import DEFAULT_SCHEDULER_NAME
+from kube.component import LeaderElection
+from scheduler.config import DEFAULT_SCHEDULER_NAME, LEASE
 from scheduler.framework import EXTENSION_POINTS, Framework, Profile
 from scheduler.framework.interfaces import PluginFactory
 from scheduler.plugins import DEFAULT_PLUGINS, DEFAULT_SCORE_WEIGHTS, IN_TREE_REGISTRY
 
-__all__ = ["ConfigError", "SchedulerFileConfig", "load_config", "default_profile", "parse_duration"]
+__all__ = ["ConfigError", "SchedulerFileConfig", "default_profile", "load_config", "parse_duration"]
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -45,7 +47,7 @@ class SchedulerFileConfig:
     pod_initial_backoff_seconds: float | None = None
     pod_max_backoff_seconds: float | None = None
     kubeconfig: str | None = None
-    leader_election: tuple[float, float, float] | None = None
+    leader_election: LeaderElection | None = None
 
 
 def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
@@ -180,9 +182,10 @@ def load_config(path: str | Path, registry: Mapping[str, PluginFactory] = IN_TRE
     election = raw.get("leaderElection") or {}
     leader = None
     if election.get("leaderElect"):
-        leader = (parse_duration(election.get("leaseDuration", "15s"), "leaderElection.leaseDuration"),
-                  parse_duration(election.get("renewDeadline", "10s"), "leaderElection.renewDeadline"),
-                  parse_duration(election.get("retryPeriod", "2s"), "leaderElection.retryPeriod"))
+        leader = LeaderElection(
+            LEASE, lease_duration=parse_duration(election.get("leaseDuration", "15s"), "leaderElection.leaseDuration"),
+            renew_deadline=parse_duration(election.get("renewDeadline", "10s"), "leaderElection.renewDeadline"),
+            retry_period=parse_duration(election.get("retryPeriod", "2s"), "leaderElection.retryPeriod"))
 
     def seconds(field: str) -> float | None:
         value = raw.get(field)

@@ -11,8 +11,8 @@ import pytest
 import pytest_asyncio
 
 from apiserver.storage import Etcd3Storage
-from kube.cluster.etcd import EtcdProcess
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.etcd import EtcdProcess
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,10 @@ own key prefix, so tests sharing one etcd never see each other's objects), waits
         async with api.client("admin") as client: ...
 
 In pytest, use the module-scoped fixture `api` (tests/conftest.py), which yields a started
-harness on the session's etcd: `def test_x(api): subprocess.run([... "--kubeconfig", str(api.kubeconfig("scheduler"))])`.
+harness on the session's etcd. A component under test runs against it as a real process
+with one of its identities: `with api.component("scheduler", log_path=p, identity="scheduler") as s: ...`.
 Each test should use its own namespace or object names, since the module shares one server.
+The server may be stopped and started again (a restart keeps its port, prefix and PKI).
 
 Identities: "admin" (system:masters), "controller-manager", "scheduler", and any node name
 passed in `nodes` (user system:node:<name>, group system:nodes).
@@ -21,21 +23,28 @@ from __future__ import annotations
 
 import os
 import ssl
-import subprocess
 import sys
-import time
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from types import TracebackType
+from typing import Self
 
 from kube.client.config import ClientConfig, load_kubeconfig
 from kube.client.rest import RESTClient
-from kube.cluster.etcd import free_port
-from kube.cluster.kubeconfig import write_kubeconfig
-from kube.cluster.pki import ensure_cluster_pki
-from kube.cluster.tokens import (ADMIN_USER, CONTROLLER_MANAGER_USER, SCHEDULER_USER, cluster_identities,
-                                 ensure_token_file, node_user)
+from kube.testing.ports import free_port
+from kube.testing.process import Process
+from picokube.kubeconfig import write_kubeconfig
+from picokube.pki import ensure_cluster_pki
+from picokube.tokens import (
+    ADMIN_USER,
+    CONTROLLER_MANAGER_USER,
+    SCHEDULER_USER,
+    cluster_identities,
+    ensure_token_file,
+    node_user,
+)
 
 __all__ = ["ApiServerHarness"]
 
@@ -43,6 +52,8 @@ _ALIASES = {"admin": ADMIN_USER, "controller-manager": CONTROLLER_MANAGER_USER, 
 
 
 class ApiServerHarness:
+    """`python -m apiserver` on 127.0.0.1 with its own PKI, token file and etcd key prefix."""
+
     def __init__(self, workdir: Path, *, etcd_endpoint: str, nodes: Sequence[str] = ("node-1", "node-2"),
                  port: int | None = None, extra_args: Sequence[str] = ()) -> None:
         self.workdir = workdir
@@ -51,10 +62,10 @@ class ApiServerHarness:
         self.port = port or free_port()
         self.extra_args = list(extra_args)
         self.prefix = f"/registry-{uuid.uuid4().hex[:8]}"
-        self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = workdir / "apiserver.log"
         self.pki = ensure_cluster_pki(workdir / "pki")
         self.tokens = ensure_token_file(workdir / "tokens.csv", cluster_identities(self.nodes))
+        self.process = Process(self.argv(), log_path=self.log_path)
 
     @property
     def server(self) -> str:
@@ -66,41 +77,31 @@ class ApiServerHarness:
                 "--client-ca-file", str(self.pki.ca_cert), "--token-auth-file", str(self.workdir / "tokens.csv"),
                 "--etcd-prefix", self.prefix, *self.extra_args]
 
-    def start(self, timeout: float = 30.0) -> "ApiServerHarness":
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        self.wait_ready(timeout)
+    def start(self, timeout: float = 30.0) -> Self:
+        """Start the server and wait for /readyz (RuntimeError/TimeoutError carrying its log)."""
+        self.process.start()
+        self.process.wait_ready(self._ready, timeout=timeout)
         return self
 
-    def wait_ready(self, timeout: float = 30.0) -> None:
+    def _ready(self) -> bool:
         ctx = ssl.create_default_context(cafile=str(self.pki.ca_cert))
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise RuntimeError(f"apiserver exited with {self.proc.returncode}: {self.log_path.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.server}/readyz", context=ctx, timeout=2) as resp:
-                    if resp.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise TimeoutError(f"apiserver not ready after {timeout}s: {self.log_path.read_text()[-3000:]}")
+        with urllib.request.urlopen(f"{self.server}/readyz", context=ctx, timeout=2) as resp:
+            return bool(resp.status == 200)
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.process.stop()
 
-    def __enter__(self) -> "ApiServerHarness":
+    def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.stop()
+
+    def component(self, module: str, *args: str, identity: str, log_path: Path) -> Process:
+        """`python -m <module> --kubeconfig <identity's> ARGS...` against this server, not yet started."""
+        return Process([sys.executable, "-m", module, "--kubeconfig", str(self.kubeconfig(identity)), *args],
+                       log_path=log_path)
 
     def user_for(self, identity: str) -> str:
         if identity in _ALIASES:

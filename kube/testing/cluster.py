@@ -11,11 +11,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from kube.cluster.etcd import free_port, free_port_pair
+from kube.testing.ports import free_port, free_port_pair
 
 __all__ = ["Cluster", "start_cluster"]
 
@@ -33,8 +34,8 @@ class Cluster:
         return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "HOME": str(self.data_dir)}
 
     def picokube(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kube.cluster", *args, "--data-dir", str(self.data_dir)],
-                              capture_output=True, text=True, timeout=timeout, env=self.env())
+        return subprocess.run([sys.executable, "-m", "picokube", *args, "--data-dir", str(self.data_dir)],
+                              check=False, capture_output=True, text=True, timeout=timeout, env=self.env())
 
     def status(self) -> dict[str, Any]:
         out = self.picokube("status", "-o", "json")
@@ -46,26 +47,26 @@ class Cluster:
 
     def pkctl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "kubectl", "--kubeconfig", str(self.kubeconfig), *args],
-                              capture_output=True, text=True, timeout=timeout, input=stdin, env=self.env())
+                              check=False, capture_output=True, text=True, timeout=timeout, input=stdin, env=self.env())
 
     def kubectl_ok(self, *args: str, stdin: str | None = None, timeout: float = 90) -> str:
         """The real kubectl's stdout; AssertionError (with its stderr) unless it exits 0."""
-        out = subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], capture_output=True,
+        out = subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], check=False, capture_output=True,
                              text=True, timeout=timeout, input=stdin, env=self.env())
         assert out.returncode == 0, f"kubectl {' '.join(args)}: {out.stderr}{out.stdout}"
         return out.stdout
 
     def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], capture_output=True,
+        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], check=False, capture_output=True,
                               text=True, timeout=timeout, env=self.env())
 
 
 def start_cluster(data_dir: Path, *extra: str) -> Iterator[Cluster]:
     port, etcd_port = free_port(), free_port_pair()
     cluster = Cluster(data_dir, port)
-    up = subprocess.run([sys.executable, "-m", "kube.cluster", "up", "--detach", "--data-dir", str(data_dir),
+    up = subprocess.run([sys.executable, "-m", "picokube", "up", "--detach", "--data-dir", str(data_dir),
                          "--port", str(port), "--etcd-port", str(etcd_port), *extra],
-                        capture_output=True, text=True, timeout=180, env=cluster.env())
+                        check=False, capture_output=True, text=True, timeout=180, env=cluster.env())
     try:
         assert up.returncode == 0, f"picokube up failed:\n{up.stdout}\n{up.stderr}"
         yield cluster

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kube.cluster.pki import ensure_cluster_pki, issue_client_certificate
 from kube.testing.apiserver import ApiServerHarness
+from picokube.pki import ensure_cluster_pki, issue_client_certificate
 
 
 def client_for(api: ApiServerHarness, tmp: Path, cert: bytes, key: bytes) -> httpx.Client:

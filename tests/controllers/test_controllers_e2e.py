@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -23,48 +22,20 @@ from kube.client import RESTClient
 from kube.errors import Forbidden, NotFound
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
+from kube.testing.process import Process
 
 pytestmark = pytest.mark.timeout(180)
 
 
-class ControllerManagerProcess:
-    """`python -m controllers` with the controller-manager identity; its log is shown on failure."""
-
-    def __init__(self, api: ApiServerHarness, log_path: Path) -> None:
-        self.api, self.log_path = api, log_path
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.extra_args: list[str] = []
-
-    def start(self) -> None:
-        argv = [sys.executable, "-m", "controllers", "--kubeconfig", str(self.api.kubeconfig("controller-manager")),
-                "--log-level", "DEBUG", *self.extra_args]
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> int | None:
-        if self.proc is None or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        self.proc.terminate()
-        try:
-            return self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+def controller_manager(api: ApiServerHarness, log_path: Path, *args: str) -> Process:
+    """`python -m controllers` with the controller-manager identity (not started); its log is shown on failure."""
+    return api.component("controllers", "--log-level", "DEBUG", *args, identity="controller-manager",
+                         log_path=log_path)
 
 
 @pytest.fixture
-def manager(api: ApiServerHarness, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ControllerManagerProcess]:
-    proc = ControllerManagerProcess(api, tmp_path / "controller-manager.log")
-    proc.start()
+def manager(api: ApiServerHarness, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Process]:
+    proc = controller_manager(api, tmp_path / "controller-manager.log").start()
     try:
         yield proc
     finally:
@@ -203,7 +174,7 @@ class MaxActivePods:
 
 
 async def test_deployment_gives_one_replicaset_and_owned_pods(cluster: Cluster,
-                                                              manager: ControllerManagerProcess) -> None:
+                                                              manager: Process) -> None:
     created = await cluster.create_deployment("web", replicas=3)
     d, rs, pods = await eventually(lambda: cluster.settled("web", 3), timeout=30, message="3 pods via one RS")
 
@@ -235,7 +206,7 @@ async def test_deployment_gives_one_replicaset_and_owned_pods(cluster: Cluster,
     assert (rs.status.replicas, rs.status.fully_labeled_replicas, rs.status.ready_replicas) == (3, 3, 0)
 
 
-async def test_scaling_up_and_down(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+async def test_scaling_up_and_down(cluster: Cluster, manager: Process) -> None:
     await cluster.create_deployment("web", replicas=3)
     await eventually(lambda: cluster.settled("web", 3), timeout=30)
     await cluster.scale("web", 5)
@@ -247,7 +218,7 @@ async def test_scaling_up_and_down(cluster: Cluster, manager: ControllerManagerP
     assert len(await cluster.replicasets()) == 1
 
 
-async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manager: Process) -> None:
     await cluster.create_deployment("web", replicas=3)
     _, first, _ = await eventually(lambda: cluster.settled("web", 3, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.26")
@@ -271,7 +242,7 @@ async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manag
 
 
 async def test_old_replicasets_beyond_the_history_limit_are_deleted(cluster: Cluster,
-                                                                   manager: ControllerManagerProcess) -> None:
+                                                                   manager: Process) -> None:
     await cluster.create_deployment("web", replicas=1, revisionHistoryLimit=1)
     _, first, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.26")
@@ -287,7 +258,7 @@ async def test_old_replicasets_beyond_the_history_limit_are_deleted(cluster: Clu
         {second.metadata.name, third.metadata.name}
 
 
-async def test_hash_collision_bumps_collision_count(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+async def test_hash_collision_bumps_collision_count(cluster: Cluster, manager: Process) -> None:
     # The name the Deployment's ReplicaSet would get, from the template as the server defaults it.
     planned = await cluster.client.create(Deployment.model_validate({
         "metadata": {"name": "web", "namespace": cluster.namespace},
@@ -312,7 +283,7 @@ async def test_hash_collision_bumps_collision_count(cluster: Cluster, manager: C
     assert untouched.spec.to_dict() == squatter.spec.to_dict()
 
 
-async def test_rollout_completes_when_pods_become_ready(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+async def test_rollout_completes_when_pods_become_ready(cluster: Cluster, manager: Process) -> None:
     await cluster.create_deployment("web", replicas=2)
     _, _, pods = await eventually(lambda: cluster.settled("web", 2), timeout=30)
     await cluster.mark_ready(pods)
@@ -331,7 +302,7 @@ async def test_rollout_completes_when_pods_become_ready(cluster: Cluster, manage
     assert d.status.unavailable_replicas == 0 and d.status.ready_replicas == 2
 
 
-async def test_paused_deployment_is_not_rolled_out(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+async def test_paused_deployment_is_not_rolled_out(cluster: Cluster, manager: Process) -> None:
     await cluster.create_deployment("web", replicas=2)
     _, rs, _ = await eventually(lambda: cluster.settled("web", 2, ready=True), timeout=30)
     await cluster.patch_deployment("web", {"spec": {"paused": True}})
@@ -352,7 +323,7 @@ async def test_paused_deployment_is_not_rolled_out(cluster: Cluster, manager: Co
 
 
 async def test_replicaset_adopts_orphans_and_replaces_deleted_pods(cluster: Cluster,
-                                                                   manager: ControllerManagerProcess) -> None:
+                                                                   manager: Process) -> None:
     labels = {"app": "solo"}
     orphan = await cluster.client.create(Pod.model_validate({
         "metadata": {"name": "orphan", "namespace": cluster.namespace, "labels": labels},
@@ -389,7 +360,7 @@ async def test_replicaset_adopts_orphans_and_replaces_deleted_pods(cluster: Clus
 
 
 async def test_sigkill_while_creating_pods_never_overshoots(cluster: Cluster,
-                                                            manager: ControllerManagerProcess) -> None:
+                                                            manager: Process) -> None:
     watcher = MaxActivePods(cluster.client, cluster.namespace)
     async with asyncio.TaskGroup() as tg:
         watch = tg.create_task(watcher.run())
@@ -415,7 +386,7 @@ async def test_sigkill_while_creating_pods_never_overshoots(cluster: Cluster,
 
 
 async def test_every_namespace_gets_a_default_service_account(cluster: Cluster,
-                                                              manager: ControllerManagerProcess) -> None:
+                                                              manager: Process) -> None:
     from kube.api import ServiceAccount
 
     async def default_sa() -> ServiceAccount | None:
@@ -434,7 +405,7 @@ async def test_every_namespace_gets_a_default_service_account(cluster: Cluster,
     await eventually(recreated, timeout=30, message="default ServiceAccount recreated")
 
 
-async def test_deleted_namespace_empties_then_goes(api: ApiServerHarness, manager: ControllerManagerProcess) -> None:
+async def test_deleted_namespace_empties_then_goes(api: ApiServerHarness, manager: Process) -> None:
     from kube.api import ConfigMap
 
     name = f"gone-{uuid.uuid4().hex[:6]}"
@@ -464,7 +435,7 @@ async def test_deleted_namespace_empties_then_goes(api: ApiServerHarness, manage
 
 
 async def test_garbage_collector_background_orphan_and_foreground(cluster: Cluster,
-                                                                  manager: ControllerManagerProcess) -> None:
+                                                                  manager: Process) -> None:
     client, ns = cluster.client, cluster.namespace
 
     async def pods_of(app: str) -> list[Pod]:
@@ -509,9 +480,8 @@ async def test_silent_node_goes_unknown_tainted_and_loses_intolerant_pods(api: A
                                                                         tmp_path: Path) -> None:
     from kube.api import Lease
 
-    proc = ControllerManagerProcess(api, tmp_path / "cm.log")
-    proc.extra_args = ["--node-monitor-grace-period", "2", "--node-monitor-period", "0.5"]
-    proc.start()
+    proc = controller_manager(api, tmp_path / "cm.log", "--node-monitor-grace-period", "2",
+                              "--node-monitor-period", "0.5").start()
     node = f"silent-{uuid.uuid4().hex[:6]}"
     ns = f"nl-{uuid.uuid4().hex[:6]}"
     try:
@@ -561,10 +531,7 @@ async def test_leader_election_one_acts_and_the_standby_takes_over(api: ApiServe
 
     flags = ["--leader-elect", "--leader-elect-lease-duration", "3", "--leader-elect-renew-deadline", "2",
              "--leader-elect-retry-period", "0.5"]
-    procs = [ControllerManagerProcess(api, tmp_path / f"cm{i}.log") for i in range(2)]
-    for p in procs:
-        p.extra_args = flags
-        p.start()
+    procs = [controller_manager(api, tmp_path / f"cm{i}.log", *flags).start() for i in range(2)]
     try:
         async with api.client("admin") as client:
             async def holder() -> str | None:
@@ -598,7 +565,7 @@ async def _async_value(value: bool) -> bool:
     return value
 
 
-async def test_controllers_record_events(cluster: Cluster, manager: ControllerManagerProcess) -> None:
+async def test_controllers_record_events(cluster: Cluster, manager: Process) -> None:
     from kube.api import Event
 
     await cluster.create_deployment("ev", replicas=2)

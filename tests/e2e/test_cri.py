@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from kube.cluster.containerd import containerd_available
-from kube.cluster.images import build_busybox_image
 from kube.testing.cluster import Cluster
 from kube.testing.eventually import eventually_sync
+from picokube.containerd import containerd_available
+from picokube.images import build_busybox_image
 
 _PROBLEM = containerd_available()
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300),

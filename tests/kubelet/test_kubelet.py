@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import ipaddress
 import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -179,12 +179,8 @@ async def _phase(admin: RESTClient, ns: str, name: str, phase: str) -> bool:
 
 
 def test_process_exits_promptly_on_sigterm(api: ApiServerHarness, tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "kubelet", "--kubeconfig", str(api.kubeconfig("node-2")), "--node-name", "node-2",
-            "--runtime", "simulated", "--pod-cidr", "10.244.8.0/24"]
-    log = tmp_path / "kubelet.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    try:
+    with api.component("kubelet", "--node-name", "node-2", "--runtime", "simulated", "--pod-cidr", "10.244.8.0/24",
+                       identity="node-2", log_path=tmp_path / "kubelet.log") as proc:
         async def registered() -> bool:
             async with api.client("admin") as c:
                 try:
@@ -194,28 +190,22 @@ def test_process_exits_promptly_on_sigterm(api: ApiServerHarness, tmp_path: Path
 
         asyncio.run(eventually(registered, timeout=30, message="node-2 registered"))
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=5) == 0, log.read_text()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        assert proc.wait(timeout=5) == 0, proc.log()
 
 
 def test_bad_flags_are_reported_without_traceback() -> None:
     out = subprocess.run([sys.executable, "-m", "kubelet", "--node-name", "n", "--node-capacity", "cpu"],
                          capture_output=True, text=True, timeout=30)
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert "--node-capacity: 'cpu' is not NAME=QUANTITY" in out.stderr and "Traceback" not in out.stderr
 
 
 async def test_hollow_nodes_share_one_process(api: ApiServerHarness, admin: RESTClient, ns: str,
                                               tmp_path: Path) -> None:
-    argv = [sys.executable, "-m", "kubelet", "--kubeconfig", str(api.kubeconfig("admin")), "--count", "3",
-            "--node-name-prefix", "hollow-", "--node-labels", "topology.kubernetes.io/zone=z1",
-            "--register-with-taints", "hollow=true:NoSchedule", "--node-status-update-frequency", "1"]
-    log = tmp_path / "hollow.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    proc = api.component("kubelet", "--count", "3", "--node-name-prefix", "hollow-", "--node-labels",
+                         "topology.kubernetes.io/zone=z1", "--register-with-taints", "hollow=true:NoSchedule",
+                         "--node-status-update-frequency", "1", identity="admin",
+                         log_path=tmp_path / "hollow.log").start()
     try:
         async def all_ready() -> list[Node] | None:
             nodes = [n for n in (await admin.list(Node)).items if (n.metadata.name or "").startswith("hollow-")]
@@ -237,11 +227,9 @@ async def test_hollow_nodes_share_one_process(api: ApiServerHarness, admin: REST
         assert running.status.pod_ip is not None and cidr is not None
         assert ipaddress.ip_address(running.status.pod_ip) in ipaddress.ip_network(cidr)  # hollow-2's runtime
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0, log.read_text()[-3000:]
+        assert proc.wait(timeout=10) == 0, proc.log(3000)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        proc.stop()
         for name in ("hollow-1", "hollow-2", "hollow-3"):
             try:
                 await admin.delete(Node, name)

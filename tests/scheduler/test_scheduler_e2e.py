@@ -3,13 +3,11 @@ over-commit, unschedulable reporting, and surviving restarts of itself and of th
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
 import uuid
 from collections import Counter
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
@@ -19,47 +17,16 @@ from kube.client import RESTClient
 from kube.errors import NotFound
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
+from kube.testing.process import Process
 
 pytestmark = pytest.mark.timeout(180)
 
 
-class SchedulerProcess:
-    """`python -m scheduler` with the scheduler identity; its log is shown when a test fails."""
-
-    def __init__(self, api: ApiServerHarness, log_path: Path) -> None:
-        self.api, self.log_path = api, log_path
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        argv = [sys.executable, "-m", "scheduler", "--kubeconfig", str(self.api.kubeconfig("scheduler")),
-                "--log-level", "DEBUG"]
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> int | None:
-        if self.proc is None or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        self.proc.terminate()
-        try:
-            return self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return None
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-
-
 @pytest.fixture
-def scheduler(api: ApiServerHarness, tmp_path: Path) -> Iterator[SchedulerProcess]:
-    proc = SchedulerProcess(api, tmp_path / "scheduler.log")
-    proc.start()
+def scheduler(api: ApiServerHarness, tmp_path: Path) -> Iterator[Process]:
+    """`python -m scheduler` with the scheduler identity; its log is shown when a test fails."""
+    proc = api.component("scheduler", "--log-level", "DEBUG", identity="scheduler",
+                         log_path=tmp_path / "scheduler.log").start()
     try:
         yield proc
     finally:
@@ -134,7 +101,7 @@ async def cluster(api: ApiServerHarness) -> AsyncIterator[Cluster]:
             await c.cleanup()
 
 
-async def test_pods_are_bound_spread_and_never_over_commit(cluster: Cluster, scheduler: SchedulerProcess) -> None:
+async def test_pods_are_bound_spread_and_never_over_commit(cluster: Cluster, scheduler: Process) -> None:
     a = await cluster.add_node("a", cpu="1")
     b = await cluster.add_node("b", cpu="1")
     for i in range(7):  # 3 x 300m fit on a 1-cpu node: six pods fit, the seventh does not
@@ -176,7 +143,7 @@ async def test_pods_are_bound_spread_and_never_over_commit(cluster: Cluster, sch
     assert bound_pod.spec.node_name == placed["p0"]
 
 
-async def test_best_effort_pods_spread_over_equal_nodes(cluster: Cluster, scheduler: SchedulerProcess) -> None:
+async def test_best_effort_pods_spread_over_equal_nodes(cluster: Cluster, scheduler: Process) -> None:
     a = await cluster.add_node("a", cpu="2", memory="4Gi")
     b = await cluster.add_node("b", cpu="2", memory="4Gi")
     for i in range(6):
@@ -186,7 +153,7 @@ async def test_best_effort_pods_spread_over_equal_nodes(cluster: Cluster, schedu
 
 
 async def test_unschedulable_summary_and_retry_when_room_appears(cluster: Cluster,
-                                                                 scheduler: SchedulerProcess) -> None:
+                                                                 scheduler: Process) -> None:
     await cluster.add_node("cordoned", cpu="4", unschedulable=True)
     await cluster.add_node("a", cpu="1")
     await cluster.add_node("b", cpu="1")
@@ -210,7 +177,7 @@ async def test_unschedulable_summary_and_retry_when_room_appears(cluster: Cluste
 
 
 async def test_survives_sigkill_and_api_server_restart(api: ApiServerHarness, cluster: Cluster,
-                                                       scheduler: SchedulerProcess) -> None:
+                                                       scheduler: Process) -> None:
     a = await cluster.add_node("a", cpu="1")
     b = await cluster.add_node("b", cpu="1")
     for i in range(2):
@@ -237,12 +204,8 @@ async def test_survives_sigkill_and_api_server_restart(api: ApiServerHarness, cl
 async def test_leader_elected_scheduler_holds_and_releases_its_lease(api: ApiServerHarness, tmp_path: Path) -> None:
     from kube.api import Lease
 
-    argv = [sys.executable, "-m", "scheduler", "--kubeconfig", str(api.kubeconfig("scheduler")), "--leader-elect",
-            "--leader-elect-retry-period", "0.5"]
-    log = tmp_path / "scheduler.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    try:
+    with api.component("scheduler", "--leader-elect", "--leader-elect-retry-period", "0.5", identity="scheduler",
+                       log_path=tmp_path / "scheduler.log") as proc:
         async with api.client("admin") as client:
             async def held() -> str | None:
                 try:
@@ -251,12 +214,7 @@ async def test_leader_elected_scheduler_holds_and_releases_its_lease(api: ApiSer
                     return None
 
             await eventually(held, timeout=30, message="the scheduler holds kube-system/kube-scheduler")
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0, log.read_text()
+        assert proc.stop() == 0, proc.log()
         async with api.client("admin") as client:
             lease = await client.get(Lease, "kube-scheduler", "kube-system")
             assert not lease.spec.holder_identity  # released on SIGTERM, so a standby need not wait
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()

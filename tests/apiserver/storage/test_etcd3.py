@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import subprocess
 import urllib.request
 from pathlib import Path
 from typing import AsyncIterator, Iterator
@@ -20,8 +19,9 @@ import pytest
 
 from apiserver.storage import (Compacted, Etcd3Storage, FutureRevision, KeyExists, KeyNotFound, KeyValue,
                                RevisionConflict, Storage, Unavailable, WatchEvent)
-from kube.cluster.etcd import EtcdProcess, etcd_command, free_port, wait_for_port
+from kube.testing.etcd import EtcdProcess
 from kube.testing.eventually import eventually
+from kube.testing.ports import free_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -390,20 +390,8 @@ async def test_watch_survives_etcd_restart(tmp_path: Path) -> None:
 @contextlib.contextmanager
 def etcd_with_fast_progress(data_dir: Path) -> Iterator[str]:
     """A private etcd sending watch progress notifications every 200 ms."""
-    client_port, peer_port = free_port(), free_port()
-    cmd = etcd_command(data_dir=data_dir, client_port=client_port, peer_port=peer_port)
-    proc = subprocess.Popen([*cmd, "--experimental-watch-progress-notify-interval=200ms"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_for_port(client_port)
-        yield f"http://127.0.0.1:{client_port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with EtcdProcess(data_dir=data_dir, extra_args=["--experimental-watch-progress-notify-interval=200ms"]) as etcd:
+        yield etcd.endpoint
 
 
 async def test_watch_emits_progress(tmp_path: Path) -> None:

@@ -21,12 +21,12 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from kube.cluster.config import DEFAULT_NODE_CAPACITY, ClusterConfig, parse_endpoints
-from kube.cluster.containerd import import_image
-from kube.cluster.images import BUSYBOX_IMAGE, build_busybox_image
-from kube.cluster.down import down as run_down
-from kube.cluster.status import status as run_status
-from kube.cluster.up import (
+from picokube.config import DEFAULT_NODE_CAPACITY, ClusterConfig, parse_endpoints
+from picokube.containerd import import_image
+from picokube.down import down as run_down
+from picokube.images import BUSYBOX_IMAGE, build_busybox_image
+from picokube.status import status as run_status
+from picokube.up import (
     UpError,
     resolve_runtime,
     supervise,

@@ -14,7 +14,7 @@ import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from kube.cluster.pki import ClusterPki, ensure_cluster_pki, issue_client_certificate
+from picokube.pki import ClusterPki, ensure_cluster_pki, issue_client_certificate
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import yaml
 
-from kube.cluster.config import ClusterConfig
-from kube.cluster.etcd import free_port
-from kube.cluster.state import cluster_lock
-from kube.cluster.tokens import read_token_file
-from kube.cluster.up import component_specs, prepare
+from picokube.config import ClusterConfig
+from kube.testing.ports import free_port
+from picokube.state import cluster_lock
+from picokube.tokens import read_token_file
+from picokube.up import component_specs, prepare
 
 from .conftest import REPO_ROOT, python_env, run_cli
 
@@ -78,7 +78,7 @@ def test_external_etcd_is_not_started(tmp_path: Path) -> None:
 
 def test_up_explains_why_the_cri_runtime_cannot_run(tmp_path: Path) -> None:
     env = {**python_env(), "PATH": str(tmp_path)}  # no containerd on this PATH
-    result = subprocess.run([sys.executable, "-m", "kube.cluster", "up", "--data-dir", str(tmp_path), "--runtime",
+    result = subprocess.run([sys.executable, "-m", "picokube", "up", "--data-dir", str(tmp_path), "--runtime",
                              "cri"], capture_output=True, text=True, env=env, timeout=60, cwd=REPO_ROOT)
     assert result.returncode == 1
     assert "the cri runtime cannot run here: containerd is not installed" in result.stderr

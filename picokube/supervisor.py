@@ -43,7 +43,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, BinaryIO
 
-from kube.cluster.state import (
+from picokube.state import (
     cluster_lock,
     read_cmdline,
     remove_state,

@@ -8,9 +8,9 @@ from pathlib import Path
 import kubernetes
 import yaml
 
-from kube.cluster.kubeconfig import write_kubeconfig
-from kube.cluster.pki import ensure_cluster_pki
-from kube.cluster.tokens import (
+from picokube.kubeconfig import write_kubeconfig
+from picokube.pki import ensure_cluster_pki
+from picokube.tokens import (
     Identity,
     cluster_identities,
     ensure_token_file,

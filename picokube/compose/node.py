@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from kube.cluster.containerd import ContainerdNode
+from picokube.containerd import ContainerdNode
 
 __all__ = ["main"]
 
@@ -38,7 +38,7 @@ def log(message: str) -> None:
 
 
 def _run(*argv: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run(list(argv), capture_output=True, text=True)
+    out = subprocess.run(list(argv), check=False, capture_output=True, text=True)
     if check and out.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: {out.stderr.strip() or out.stdout.strip()}")
     return out
@@ -96,7 +96,7 @@ def kubelet_argv(a: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m kube.cluster.compose.node", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m picokube.compose.node", description=__doc__.splitlines()[0])
     p.add_argument("--node-name", required=True)
     p.add_argument("--node-ip", required=True)
     p.add_argument("--pod-subnet", required=True)

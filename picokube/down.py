@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kube.cluster.state import (
+from picokube.state import (
     is_locked,
     process_matches,
     read_state,

@@ -14,31 +14,18 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
-
-from kube.cluster.containerd import ContainerdNode
 from urllib.parse import urlparse
 
-from kube.cluster._files import write_file_atomic
+from kube.quantity import parse_capacity
+from picokube._files import write_file_atomic
+from picokube.containerd import ContainerdNode
 
-__all__ = ["CONFIG_FILE", "DEFAULT_NODE_CAPACITY", "ClusterConfig", "parse_capacity", "parse_endpoints"]
+__all__ = ["CONFIG_FILE", "DEFAULT_NODE_CAPACITY", "ClusterConfig", "parse_endpoints"]
 
 logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "cluster.json"
 DEFAULT_NODE_CAPACITY = "cpu=4,memory=8Gi,pods=110"
-
-
-def parse_capacity(text: str) -> dict[str, str]:
-    """`cpu=4,memory=8Gi` -> {"cpu": "4", "memory": "8Gi"}; ValueError on a malformed item."""
-    out: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise ValueError(f"--node-capacity: {item!r} is not NAME=QUANTITY")
-        out[name.strip()] = value.strip()
-    if not out:
-        raise ValueError("--node-capacity: give at least one NAME=QUANTITY")
-    return out
 
 
 def parse_endpoints(text: str) -> tuple[str, ...]:

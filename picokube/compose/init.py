@@ -17,9 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from kube.cluster.credentials import issue_credentials
-from kube.cluster.kubeconfig import write_kubeconfig
-from kube.cluster.tokens import ADMIN_USER
+from picokube.credentials import issue_credentials
+from picokube.kubeconfig import write_kubeconfig
+from picokube.tokens import ADMIN_USER
 
 __all__ = ["main", "parse_nodes"]
 
@@ -48,7 +48,7 @@ def _hand_over(path: Path, owner_of: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m kube.cluster.compose.init", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m picokube.compose.init", description=__doc__.splitlines()[0])
     p.add_argument("--dir", type=Path, default=Path("/etc/picokube"))
     p.add_argument("--server", default="https://apiserver:6443")
     p.add_argument("--nodes", required=True, help="NAME=IP,... of the kubelet nodes")

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from kube.cluster._files import write_file_atomic
+from picokube._files import write_file_atomic
 
 __all__ = [
     "LOCK_FILE",

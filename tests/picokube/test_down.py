@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from kube.cluster.state import process_matches, process_state, write_state
 from kube.testing.eventually import eventually_sync
+from picokube.state import process_matches, process_state, write_state
 
 from .conftest import Supervise, components, run_cli, sleeper
 

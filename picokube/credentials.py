@@ -22,12 +22,23 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from kube.cluster._files import write_file_atomic
-from kube.cluster.kubeconfig import write_kubeconfig
-from kube.cluster.pki import (ClusterPki, ensure_cluster_pki, ensure_leaf, issue_client_certificate,
-                              issue_serving_certificate)
-from kube.cluster.tokens import (ADMIN_USER, CONTROLLER_MANAGER_USER, SCHEDULER_USER, cluster_identities,
-                                 ensure_token_file, node_user)
+from picokube._files import write_file_atomic
+from picokube.kubeconfig import write_kubeconfig
+from picokube.pki import (
+    ClusterPki,
+    ensure_cluster_pki,
+    ensure_leaf,
+    issue_client_certificate,
+    issue_serving_certificate,
+)
+from picokube.tokens import (
+    ADMIN_USER,
+    CONTROLLER_MANAGER_USER,
+    SCHEDULER_USER,
+    cluster_identities,
+    ensure_token_file,
+    node_user,
+)
 
 __all__ = ["issue_credentials", "kubeconfig_path"]
 

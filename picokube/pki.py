@@ -33,16 +33,16 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from kube.cluster._files import write_file_atomic
+from picokube._files import write_file_atomic
 
 __all__ = [
     "APISERVER_DNS_NAMES",
     "APISERVER_IPS",
     "ClusterPki",
     "ensure_cluster_pki",
+    "ensure_leaf",
     "issue_client_certificate",
     "issue_serving_certificate",
-    "ensure_leaf",
 ]
 
 logger = logging.getLogger(__name__)

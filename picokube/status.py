@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kube.cluster.state import process_matches, process_state, read_state
+from picokube.state import process_matches, process_state, read_state
 
 __all__ = ["collect_status", "render_text", "status"]
 

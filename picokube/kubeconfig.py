@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from kube.cluster._files import write_file_atomic
+from picokube._files import write_file_atomic
 
 __all__ = ["CONTEXT_NAME", "build_kubeconfig", "write_kubeconfig"]
 

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kube.cluster.state import process_matches, process_state
-from kube.cluster.supervisor import Backoff, describe_exit
 from kube.testing.eventually import eventually_sync
+from picokube.state import process_matches, process_state
+from picokube.supervisor import Backoff, describe_exit
 
 from .conftest import Supervise, components, run_cli, sleeper
 

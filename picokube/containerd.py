@@ -27,12 +27,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kube.cluster.images import BUSYBOX_IMAGE, PAUSE_IMAGE, build_busybox_image, find_busybox
+from picokube.images import (
+    BUSYBOX_IMAGE,
+    PAUSE_IMAGE,
+    build_busybox_image,
+    find_busybox,
+)
 
-if TYPE_CHECKING:  # kube.cluster.config imports this module
-    from kube.cluster.config import ClusterConfig
+if TYPE_CHECKING:  # picokube.config imports this module
+    from picokube.config import ClusterConfig
 
-__all__ = ["ContainerdNode", "containerd_available", "import_image", "CNI_BIN_DIR"]
+__all__ = ["CNI_BIN_DIR", "ContainerdNode", "containerd_available", "import_image"]
 
 CNI_BIN_DIR = "/usr/lib/cni"
 
@@ -145,7 +150,8 @@ state = "{self.state_dir or r / 'state'}"
     def answers(self) -> bool:
         if not self.socket.exists():
             return False
-        out = subprocess.run(["ctr", "--address", str(self.socket), "version"], capture_output=True, timeout=10)
+        out = subprocess.run(["ctr", "--address", str(self.socket), "version"], check=False, capture_output=True,
+                             timeout=10)
         return out.returncode == 0
 
     def import_images(self) -> None:
@@ -155,7 +161,7 @@ state = "{self.state_dir or r / 'state'}"
 
     def import_image(self, tarball: Path) -> None:
         out = subprocess.run(["ctr", "--address", str(self.socket), "-n", "k8s.io", "images", "import",
-                              str(tarball)], capture_output=True, text=True, timeout=120)
+                              str(tarball)], check=False, capture_output=True, text=True, timeout=120)
         if out.returncode != 0:
             raise RuntimeError(f"importing {tarball.name} failed: {out.stderr.strip()}")
 
@@ -172,16 +178,17 @@ state = "{self.state_dir or r / 'state'}"
     def remove_pods(self, env: Mapping[str, str] | None = None) -> None:
         """Stop and remove every sandbox while containerd still runs (its shims outlive it)."""
         if self.answers():
-            subprocess.run([sys.executable, "-m", "kubelet.cri.reset", self.endpoint], capture_output=True,
-                           timeout=120, env=dict(env) if env is not None else None)
+            subprocess.run([sys.executable, "-m", "kubelet.cri.reset", self.endpoint], check=False,
+                           capture_output=True, timeout=120, env=dict(env) if env is not None else None)
 
     def cleanup(self) -> None:
         """Remove the bridge and this node's NAT rules (best effort; containerd is stopped)."""
-        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True)
-        listed = subprocess.run(["iptables", "-t", "nat", "-S", "POSTROUTING"], capture_output=True, text=True)
+        subprocess.run(["ip", "link", "del", self.bridge], check=False, capture_output=True)
+        listed = subprocess.run(["iptables", "-t", "nat", "-S", "POSTROUTING"], check=False, capture_output=True,
+                                text=True)
         for rule in listed.stdout.splitlines():
             if self.subnet in rule and rule.startswith("-A "):
-                subprocess.run(["iptables", "-t", "nat", "-D", *rule.split()[1:]], capture_output=True)
+                subprocess.run(["iptables", "-t", "nat", "-D", *rule.split()[1:]], check=False, capture_output=True)
 
 
 def import_image(config: ClusterConfig, node: str, tarball: Path) -> None:
@@ -189,6 +196,6 @@ def import_image(config: ClusterConfig, node: str, tarball: Path) -> None:
     endpoint, _ = config.cri_endpoint(node)
     socket = endpoint.removeprefix("unix://")
     out = subprocess.run(["ctr", "--address", socket, "-n", "k8s.io", "images", "import", str(tarball)],
-                         capture_output=True, text=True, timeout=300)
+                         check=False, capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         raise RuntimeError(f"importing {tarball.name} into {node} failed: {out.stderr.strip()}")

@@ -9,7 +9,7 @@ connections) and the API server gates the rest (`/readyz` must answer 200).
 
 Foreground (`up`): this process is the supervisor and streams one line per event; Ctrl-C
 stops everything and exits 0. Detached (`up --detach`): the supervisor is re-executed as
-`python -m kube.cluster _supervise --data-dir DIR` in its own session, logging to
+`python -m picokube _supervise --data-dir DIR` in its own session, logging to
 `logs/supervisor.log`; this process waits until the API server is ready and every node is
 Ready, prints a summary and exits 0, or prints why not, stops the cluster and exits 1.
 """
@@ -29,21 +29,21 @@ from pathlib import Path
 from typing import Any
 
 import kube
-from kube.cluster.containerd import containerd_available
-from kube.cluster.config import ClusterConfig
-from kube.cluster.down import stop_cluster
-from kube.cluster.etcd import etcd_command
-from kube.cluster.credentials import issue_credentials
-from kube.cluster.pki import ClusterPki
-from kube.cluster.probe import ApiProbe, port_in_use, port_open
-from kube.cluster.state import (
+from picokube.config import ClusterConfig
+from picokube.containerd import containerd_available
+from picokube.credentials import issue_credentials
+from picokube.down import stop_cluster
+from picokube.etcd import etcd_command
+from picokube.pki import ClusterPki
+from picokube.probe import ApiProbe, port_in_use, port_open
+from picokube.state import (
     ClusterLocked,
     cluster_lock,
     process_matches,
     read_state,
 )
-from kube.cluster.supervisor import ComponentSpec, Supervisor, describe_exit
-from kube.cluster.tokens import ADMIN_USER
+from picokube.supervisor import ComponentSpec, Supervisor, describe_exit
+from picokube.tokens import ADMIN_USER
 
 __all__ = ["UpError", "component_specs", "prepare", "resolve_runtime", "supervise", "up_detached",
            "up_foreground"]
@@ -224,7 +224,7 @@ def up_detached(config: ClusterConfig, *, timeout: float) -> int:
     log_path = config.logs_dir / SUPERVISOR_LOG
     with open(log_path, "ab") as log:
         child = subprocess.Popen(
-            [sys.executable, "-m", "kube.cluster", "_supervise", "--data-dir", str(config.data_dir)],
+            [sys.executable, "-m", "picokube", "_supervise", "--data-dir", str(config.data_dir)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             close_fds=True, cwd=config.data_dir, env=python_env())
     print(f"Started the supervisor (pid {child.pid}), log {log_path}", flush=True)

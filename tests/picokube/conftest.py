@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 import kube
-from kube.cluster.state import process_matches, read_state
+from kube.testing.process import Process
+from picokube.state import process_matches, read_state
 
 REPO_ROOT = Path(kube.__file__).resolve().parent.parent
 
@@ -23,7 +24,7 @@ REPO_ROOT = Path(kube.__file__).resolve().parent.parent
 SUPERVISOR_DRIVER = """
 import json, logging, sys
 from pathlib import Path
-from kube.cluster.supervisor import Backoff, ComponentSpec, Supervisor
+from picokube.supervisor import Backoff, ComponentSpec, Supervisor
 
 logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(message)s")
 data_dir, specs = Path(sys.argv[1]), json.loads(sys.argv[2])
@@ -51,7 +52,7 @@ def sleeper(tag: str) -> list[str]:
 
 
 def run_cli(*args: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kube.cluster", *args], capture_output=True, text=True, check=False,
+    return subprocess.run([sys.executable, "-m", "picokube", *args], capture_output=True, text=True, check=False,
                           env=python_env(), timeout=timeout, cwd=REPO_ROOT)
 
 
@@ -66,25 +67,16 @@ class SupervisorRun:
     def __init__(self, data_dir: Path, specs: list[dict[str, Any]]) -> None:
         self.data_dir = data_dir
         self.log = data_dir / "driver.out"
-        data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-c", SUPERVISOR_DRIVER, str(data_dir), json.dumps(specs)],
-                stdout=out, stderr=subprocess.STDOUT, env=python_env(), start_new_session=True)
+        self.proc = Process([sys.executable, "-c", SUPERVISOR_DRIVER, str(data_dir), json.dumps(specs)],
+                            log_path=self.log, env=python_env()).start()
 
     def output(self) -> str:
-        return self.log.read_text()
+        return self.proc.log()
 
     def stop(self) -> None:
         """Make sure nothing of this run survives the test, whatever the test did."""
         records = list(components(self.data_dir).values())
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.proc.stop(grace=20)
         for rec in records:
             if process_matches(rec["pid"], rec["argv"]):
                 os.killpg(rec["pid"], signal.SIGCONT)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kube.cluster._files import write_file_atomic
+from picokube._files import write_file_atomic
 
 __all__ = [
     "ADMIN_USER",

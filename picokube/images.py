@@ -19,7 +19,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-__all__ = ["BUSYBOX_IMAGE", "PAUSE_IMAGE", "APPLETS", "build_busybox_image", "find_busybox"]
+__all__ = ["APPLETS", "BUSYBOX_IMAGE", "PAUSE_IMAGE", "build_busybox_image", "find_busybox"]
 
 BUSYBOX_IMAGE = "docker.io/library/busybox:latest"
 PAUSE_IMAGE = "registry.local/pause:busybox"
