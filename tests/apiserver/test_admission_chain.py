@@ -8,7 +8,6 @@ httpx's ASGI transport), so the test can hand it its own plugin.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -16,11 +15,9 @@ import httpx
 import pytest_asyncio
 
 from apiserver.admission import Attributes, Operation
-from apiserver.config import ApiServerConfig
-from apiserver.server import ApiServer, assemble
+from apiserver.server import ApiServer
 from kube.errors import Forbidden
-
-TOKEN = "admission-test-token"
+from tests.apiserver.inprocess import admin_client, serve_in_process
 
 
 class Recorder:
@@ -50,22 +47,13 @@ class Recorder:
 
 @pytest_asyncio.fixture
 async def served(etcd_endpoint: str, tmp_path: Path) -> AsyncIterator[tuple[ApiServer, Recorder]]:
-    tokens = tmp_path / "tokens.csv"
-    tokens.write_text(f'{TOKEN},admin,admin,"system:masters"\n')
-    config = ApiServerConfig(etcd_endpoints=(etcd_endpoint,), token_auth_file=tokens,
-                             etcd_prefix=f"/admission-{uuid.uuid4().hex[:8]}", etcd_compaction_interval=0)
     recorder = Recorder()
-    server = await assemble(config, admission_plugins=[recorder])
-    await server.start()
-    try:
+    async with serve_in_process(etcd_endpoint, tmp_path, admission_plugins=[recorder]) as server:
         yield server, recorder
-    finally:
-        await server.stop()
 
 
 def _client(server: ApiServer) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=server), base_url="http://apiserver",
-                             headers={"Authorization": f"Bearer {TOKEN}"})
+    return admin_client(server)
 
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
