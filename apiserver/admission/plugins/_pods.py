@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from apiserver.admission.interfaces import Attributes, Obj
+from apiserver.admission.interfaces import Attributes, Obj, Operation
 from kube.errors import Forbidden
 
-__all__ = ["created_pod_spec", "forbidden"]
+__all__ = ["PodCreateMutation", "created_pod_spec", "forbidden"]
 
 
 def created_pod_spec(attrs: Attributes) -> Obj | None:
@@ -14,6 +14,23 @@ def created_pod_spec(attrs: Attributes) -> Obj | None:
         return None
     spec = attrs.object.get("spec")
     return spec if isinstance(spec, dict) else None
+
+
+class PodCreateMutation:
+    """A mutating plugin that acts on pod creates only: `admit_pod` gets the pod's spec."""
+
+    name = ""
+
+    def handles(self, operation: Operation) -> bool:
+        return operation is Operation.CREATE
+
+    async def admit(self, attrs: Attributes) -> None:
+        spec = created_pod_spec(attrs)
+        if spec is not None:
+            await self.admit_pod(attrs, spec)
+
+    async def admit_pod(self, attrs: Attributes, spec: Obj) -> None:
+        raise NotImplementedError
 
 
 def forbidden(name: str, message: str) -> Forbidden:

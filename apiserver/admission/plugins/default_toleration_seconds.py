@@ -7,8 +7,8 @@ heartbeats does not lose its pods at once.
 
 from __future__ import annotations
 
-from apiserver.admission.interfaces import Attributes, Operation
-from apiserver.admission.plugins._pods import created_pod_spec
+from apiserver.admission.interfaces import Attributes, Obj
+from apiserver.admission.plugins._pods import PodCreateMutation
 
 __all__ = ["DefaultTolerationSeconds", "DEFAULT_TOLERATION_SECONDS"]
 
@@ -16,19 +16,13 @@ DEFAULT_TOLERATION_SECONDS = 300
 _TAINT_KEYS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 
 
-class DefaultTolerationSeconds:
+class DefaultTolerationSeconds(PodCreateMutation):
     name = "DefaultTolerationSeconds"
 
     def __init__(self, seconds: int = DEFAULT_TOLERATION_SECONDS) -> None:
         self.seconds = seconds
 
-    def handles(self, operation: Operation) -> bool:
-        return operation is Operation.CREATE
-
-    async def admit(self, attrs: Attributes) -> None:
-        spec = created_pod_spec(attrs)
-        if spec is None:
-            return
+    async def admit_pod(self, attrs: Attributes, spec: Obj) -> None:
         tolerations = spec.get("tolerations")
         if not isinstance(tolerations, list):
             tolerations = []

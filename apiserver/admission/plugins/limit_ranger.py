@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from apiserver.admission.interfaces import Attributes, Obj, Operation
-from apiserver.admission.plugins._pods import created_pod_spec, forbidden
+from apiserver.admission.interfaces import Attributes, Obj
+from apiserver.admission.plugins._pods import PodCreateMutation, forbidden
 from apiserver.registry.lister import CacheLister
 from kube.quantity import parse_quantity
 
@@ -72,19 +72,13 @@ def _check_bounds(pod: str, container: Obj, item: Obj) -> None:
                 raise forbidden(pod, f"{kind} {res} usage per Container is {limit_q}, but {word} is {have}")
 
 
-class LimitRanger:
+class LimitRanger(PodCreateMutation):
     name = "LimitRanger"
 
     def __init__(self, limit_ranges: CacheLister) -> None:
         self.limit_ranges = limit_ranges
 
-    def handles(self, operation: Operation) -> bool:
-        return operation is Operation.CREATE
-
-    async def admit(self, attrs: Attributes) -> None:
-        spec = created_pod_spec(attrs)
-        if spec is None:
-            return
+    async def admit_pod(self, attrs: Attributes, spec: Obj) -> None:
         for limit_range in self.limit_ranges.iter(attrs.namespace):
             for item in (limit_range.get("spec") or {}).get("limits") or []:
                 if not isinstance(item, dict) or item.get("type") != "Container":

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from apiserver.admission.interfaces import Attributes, Obj, Operation
-from apiserver.admission.plugins._pods import created_pod_spec, forbidden
+from apiserver.admission.interfaces import Attributes, Obj
+from apiserver.admission.plugins._pods import PodCreateMutation, forbidden
 from apiserver.registry.lister import CacheLister
 from kube.errors import NotFound
 
@@ -21,14 +21,11 @@ SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-c
 _DEFAULT_POLICY = "PreemptLowerPriority"
 
 
-class Priority:
+class Priority(PodCreateMutation):
     name = "Priority"
 
     def __init__(self, classes: CacheLister, get_class: Callable[[str], Awaitable[Obj]]) -> None:
         self.classes, self.get_class = classes, get_class
-
-    def handles(self, operation: Operation) -> bool:
-        return operation is Operation.CREATE
 
     async def _named(self, pod: str, class_name: str) -> tuple[int, str]:
         if class_name in SYSTEM_PRIORITY_CLASSES:
@@ -41,10 +38,7 @@ class Priority:
                 raise forbidden(pod, f"no PriorityClass with name {class_name} was found") from None
         return int(pc.get("value", 0)), str(pc.get("preemptionPolicy") or _DEFAULT_POLICY)
 
-    async def admit(self, attrs: Attributes) -> None:
-        spec = created_pod_spec(attrs)
-        if spec is None:
-            return
+    async def admit_pod(self, attrs: Attributes, spec: Obj) -> None:
         class_name = spec.get("priorityClassName")
         policy: str | None = None
         if class_name:

@@ -6,22 +6,16 @@ projected volumes).
 
 from __future__ import annotations
 
-from apiserver.admission.interfaces import Attributes, Operation
-from apiserver.admission.plugins._pods import created_pod_spec
+from apiserver.admission.interfaces import Attributes, Obj
+from apiserver.admission.plugins._pods import PodCreateMutation
 
 __all__ = ["ServiceAccount"]
 
 
-class ServiceAccount:
+class ServiceAccount(PodCreateMutation):
     name = "ServiceAccount"
 
-    def handles(self, operation: Operation) -> bool:
-        return operation is Operation.CREATE
-
-    async def admit(self, attrs: Attributes) -> None:
-        spec = created_pod_spec(attrs)
-        if spec is None:
-            return
+    async def admit_pod(self, attrs: Attributes, spec: Obj) -> None:
         if not spec.get("serviceAccountName"):
             spec["serviceAccountName"] = spec.get("serviceAccount") or "default"
         spec.setdefault("serviceAccount", spec["serviceAccountName"])
