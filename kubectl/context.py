@@ -50,7 +50,7 @@ class Context:
     all_namespaces: bool = False
     kubeconfig: str | None = None
     context_name: str | None = None
-    _mapper: RESTMapper | None = field(default=None, repr=False)
+    _mapper: RESTMapper | None = field(default=None, init=False, repr=False)
 
     def client(self, field_manager: str = "kubectl") -> RESTClient:
         if self.config is None:
