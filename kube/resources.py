@@ -1,9 +1,11 @@
 """The kinds picokube serves: group, version, kind, plural, scope, short names, subresources.
 
-This table is the one place that maps between the names users type (`po`, `deploy`), URL
-paths (`/apis/apps/v1/namespaces/x/deployments`) and kinds. The API server builds routing and
-discovery from it; clients and pkctl resolve names with it. Mirrors the RESTMapper idea of
-apimachinery, reduced to a static list.
+This table lists the resources built into picokube: names users type (`po`, `deploy`), URL
+paths (`/apis/apps/v1/namespaces/x/deployments`) and kinds. The API server builds its
+resource registry (and so discovery) from it, and the typed models take their facts from it.
+A client resolving what a user typed must ask the server instead, whose registry may hold
+more (`kube.client.discovery.RESTMapper`, which pkctl uses); `resolve_resource` remains for
+code and tests that only deal with the built-in kinds.
 """
 
 from __future__ import annotations

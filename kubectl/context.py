@@ -4,6 +4,14 @@
 the command line, as with kubectl) and handed to the command. Helpers here turn what a user
 typed into resources (`po`, `deploy/web`, `pods,deployments`) and raise `CommandError` with
 kubectl's messages, which `main` prints as `error: ...` with exit code 1.
+
+Names are resolved as kubectl's RESTMapper resolves them: against the server's discovery,
+never a compiled-in table, so resources the server adds while it runs are found. Resolving
+is split in two, as in kubectl: `split_targets`/`one_target` check the syntax without the
+network (usage errors need no server), and `resolve_targets`/`resolve`/`info_for_manifest`
+map the words through the `RESTMapper` a command gets from `Context.rest_mapper` inside its
+event loop, through the client it already holds. Discovery is fetched at most once per
+invocation; commands that need no server never fetch it.
 """
 
 from __future__ import annotations
@@ -11,18 +19,21 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kube.client import RESTClient
+from kube.client import RESTClient, RESTMapper, discover
 from kube.client.config import ClientConfig
-from kube.resources import ResourceInfo, resolve_resource, resource_for_kind
+from kube.resources import ResourceInfo
 from kubectl.manifests import Manifest
 
-__all__ = ["CommandError", "Context", "emit", "info_for_manifest", "namespace_for", "parse_duration",
-           "one_target", "resolve", "run", "split_targets", "state", "color"]
+__all__ = ["CommandError", "Context", "Targets", "color", "emit", "info_for_manifest", "namespace_for", "one_target",
+           "parse_duration", "resolve", "resolve_targets", "run", "split_targets", "state"]
 
 T = TypeVar("T")
+
+# What the user typed, checked for syntax only: [(resource type word, names)].
+Targets = list[tuple[str, list[str]]]
 
 
 class CommandError(Exception):
@@ -39,11 +50,22 @@ class Context:
     all_namespaces: bool = False
     kubeconfig: str | None = None
     context_name: str | None = None
+    _mapper: RESTMapper | None = field(default=None, init=False, repr=False)
 
     def client(self, field_manager: str = "kubectl") -> RESTClient:
         if self.config is None:
             raise CommandError("no server configured: pass --server or --kubeconfig")
         return RESTClient(self.config, user_agent="pkctl/picokube", field_manager=field_manager)
+
+    async def rest_mapper(self, client: RESTClient) -> RESTMapper:
+        """The server's discovery, fetched through `client` on first use (two GETs), then reused.
+
+        Raises what discovery raises (the connection error when the server is unreachable).
+        Call it from one task at a time; concurrent first calls would each fetch.
+        """
+        if self._mapper is None:
+            self._mapper = await discover(client)
+        return self._mapper
 
     def ns_for(self, info: ResourceInfo) -> str | None:
         """The namespace to address `info` in: None for cluster-scoped resources and with -A."""
@@ -76,42 +98,59 @@ def color(text: str, code: str, *, stream: Any = None) -> str:
     return f"\033[{code}m{text}\033[0m" if getattr(stream, "isatty", lambda: False)() else text
 
 
-def resolve(name: str) -> ResourceInfo:
-    info = resolve_resource(name)
+def resolve(mapper: RESTMapper, name: str) -> ResourceInfo:
+    """The resource `name` means on this server, or kubectl's error naming the resource part."""
+    info = mapper.resource_for(name)
     if info is None:
-        raise CommandError(f'the server doesn\'t have a resource type "{name}"')
+        raise CommandError(f'the server doesn\'t have a resource type "{name.partition(".")[0]}"')
     return info
 
 
-def split_targets(words: list[str], *, verb: str = "get") -> list[tuple[ResourceInfo, list[str]]]:
-    """`pods`, `pods a b`, `pods,deploy`, `pod/a deploy/b` -> [(info, names)], as kubectl reads them."""
+def split_targets(words: list[str], *, verb: str = "get") -> Targets:
+    """`pods`, `pods a b`, `pods,deploy`, `pod/a deploy/b` -> [(type, names)], as kubectl reads them.
+
+    Checks the syntax only (no server needed); `resolve_targets` maps the types.
+    """
     if not words:
         raise CommandError(f"you must specify the type of resource to {verb}")
     if all("/" in w for w in words):
-        out: list[tuple[ResourceInfo, list[str]]] = []
+        out: Targets = []
         for w in words:
             kind, _, name = w.partition("/")
             if not name:
                 raise CommandError("arguments in resource/name form must have a single resource and name")
-            out.append((resolve(kind), [name]))
+            out.append((kind, [name]))
         return out
     if any("/" in w for w in words):
         raise CommandError("there is no need to specify a resource type as a separate argument when passing "
                            "arguments in resource/name form (e.g. 'pkctl get resource/<resource_name>' instead "
                            "of 'pkctl get resource resource/<resource_name>'")
-    return [(resolve(k), words[1:]) for k in words[0].split(",") if k]
+    return [(k, words[1:]) for k in words[0].split(",") if k]
 
 
-def one_target(words: list[str], *, verb: str) -> tuple[ResourceInfo, str]:
-    """Exactly one `KIND/NAME` or `KIND NAME`."""
+def resolve_targets(mapper: RESTMapper, targets: Targets) -> list[tuple[ResourceInfo, list[str]]]:
+    """Each typed resource type resolved; a category (`all`) stands for its members, as in kubectl.
+
+    Raises CommandError (kubectl's wording) for the first type the server does not serve.
+    """
+    out: list[tuple[ResourceInfo, list[str]]] = []
+    for word, names in targets:
+        members = mapper.category(word) or [resolve(mapper, word)]
+        out.extend((info, names) for info in members)
+    return out
+
+
+def one_target(words: list[str], *, verb: str) -> tuple[str, str]:
+    """Exactly one `KIND/NAME` or `KIND NAME`: the type as typed (for `resolve`) and the name."""
     targets = split_targets(words, verb=verb)
     if len(targets) != 1 or len(targets[0][1]) != 1:
         raise CommandError(f"{verb} expects exactly one resource: TYPE/NAME or TYPE NAME")
     return targets[0][0], targets[0][1][0]
 
 
-def info_for_manifest(m: Manifest) -> ResourceInfo:
-    info = resource_for_kind(str(m.body["apiVersion"]), str(m.body["kind"]))
+def info_for_manifest(mapper: RESTMapper, m: Manifest) -> ResourceInfo:
+    """The resource serving the manifest's apiVersion and kind, or kubectl's `no matches for kind` error."""
+    info = mapper.kind_for(str(m.body["apiVersion"]), str(m.body["kind"]))
     if info is None:
         name = (m.body.get("metadata") or {}).get("name", "")
         ns = (m.body.get("metadata") or {}).get("namespace", "")

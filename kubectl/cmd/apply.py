@@ -5,8 +5,9 @@ Client-side apply (the default) records the applied manifest in the
 merge patch, so fields other writers set are kept and fields removed from the manifest are
 removed from the object. `--server-side` sends the manifest as an apply patch instead and
 lets the server's field management merge it (`--force-conflicts` takes fields over).
-Every manifest is read and its kind resolved before anything is sent, so a bad file writes
-nothing; server errors name the file and the object and do not stop the other objects.
+Every manifest is read, and its kind resolved against the server's discovery, before anything
+is written, so a bad file or an unknown kind writes nothing; server errors name the file and
+the object and do not stop the other objects.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import typer
 
 from kube.client import RESTClient
 from kube.errors import ApiError, NotFound
+from kube.resources import ResourceInfo
 from kubectl.context import CommandError, Context, emit, info_for_manifest, namespace_for, run, state
 from kubectl.manifests import Manifest, read_manifests
 from kubectl.merge import three_way_merge_patch
@@ -47,18 +49,15 @@ def _dry_run(value: str) -> str:
 def _manifests(files: list[str], recursive: bool) -> list[Manifest]:
     if not files:
         raise CommandError("must specify one of -f and -k")
-    manifests = read_manifests(files, recursive=recursive)
-    for m in manifests:
-        info_for_manifest(m)  # every kind is known before anything is written
-    return manifests
+    return read_manifests(files, recursive=recursive)
 
 
 def _plain(body: dict[str, Any]) -> dict[str, Any]:
     return dict(json.loads(json.dumps(body, default=str)))
 
 
-async def _client_side(client: RESTClient, ctx: Context, m: Manifest, dry_run: str) -> tuple[str, dict[str, Any]]:
-    info = info_for_manifest(m)
+async def _client_side(client: RESTClient, ctx: Context, m: Manifest, info: ResourceInfo,
+                       dry_run: str) -> tuple[str, dict[str, Any]]:
     body = _plain(m.body)
     ns = namespace_for(ctx, info, body)
     meta = body["metadata"]
@@ -87,9 +86,8 @@ async def _client_side(client: RESTClient, ctx: Context, m: Manifest, dry_run: s
     return "configured", await client.patch_raw(info, str(meta["name"]), patch, ns, dry_run=dry_run == "server")
 
 
-async def _server_side(client: RESTClient, ctx: Context, m: Manifest, dry_run: str,
+async def _server_side(client: RESTClient, ctx: Context, m: Manifest, info: ResourceInfo, dry_run: str,
                        force: bool) -> tuple[str, dict[str, Any]]:
-    info = info_for_manifest(m)
     body = _plain(m.body)
     ns = namespace_for(ctx, info, body)
     name = str(body["metadata"]["name"])
@@ -108,7 +106,7 @@ def _suffix(dry_run: str) -> str:
     return {"none": "", "client": " (dry run)", "server": " (server dry run)"}[dry_run]
 
 
-Write = Callable[[RESTClient, Manifest], Awaitable[tuple[str, dict[str, Any]]]]
+Write = Callable[[RESTClient, Manifest, ResourceInfo], Awaitable[tuple[str, dict[str, Any]]]]
 
 
 def _write_all(manifests: list[Manifest], manager: str, write: Write, *, action: str, mode: str,
@@ -117,10 +115,11 @@ def _write_all(manifests: list[Manifest], manager: str, write: Write, *, action:
     async def go() -> int:
         failed = 0
         async with state.ctx.client(manager) as client:
-            for m in manifests:
-                info = info_for_manifest(m)
+            mapper = await state.ctx.rest_mapper(client)
+            infos = [info_for_manifest(mapper, m) for m in manifests]  # every kind known before any write
+            for m, info in zip(manifests, infos):
                 try:
-                    verb, obj = await write(client, m)
+                    verb, obj = await write(client, m, info)
                 except ApiError as e:
                     failed += 1
                     name = (m.body.get("metadata") or {}).get("name", "")
@@ -150,10 +149,10 @@ def apply(
     mode = _dry_run(dry_run)
     manifests = _manifests(filename, recursive)
 
-    async def write(client: RESTClient, m: Manifest) -> tuple[str, dict[str, Any]]:
+    async def write(client: RESTClient, m: Manifest, info: ResourceInfo) -> tuple[str, dict[str, Any]]:
         if server_side:
-            return await _server_side(client, ctx, m, mode, force_conflicts)
-        return await _client_side(client, ctx, m, mode)
+            return await _server_side(client, ctx, m, info, mode, force_conflicts)
+        return await _client_side(client, ctx, m, info, mode)
     manager = FIELD_MANAGER_SERVER_SIDE if server_side else FIELD_MANAGER_APPLY
     raise typer.Exit(_write_all(manifests, manager, write, action="applying", mode=mode, output=output))
 
@@ -170,8 +169,7 @@ def create(
     mode = _dry_run(dry_run)
     manifests = _manifests(filename, recursive)
 
-    async def write(client: RESTClient, m: Manifest) -> tuple[str, dict[str, Any]]:
-        info = info_for_manifest(m)
+    async def write(client: RESTClient, m: Manifest, info: ResourceInfo) -> tuple[str, dict[str, Any]]:
         body = _plain(m.body)
         ns = namespace_for(ctx, info, body)
         if mode == "client":

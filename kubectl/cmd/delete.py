@@ -17,8 +17,8 @@ import typer
 
 from kube.errors import NotFound
 from kube.resources import ResourceInfo
-from kubectl.context import CommandError, emit, info_for_manifest, namespace_for, parse_duration, run, \
-    split_targets, state
+from kubectl.context import CommandError, emit, info_for_manifest, namespace_for, parse_duration, \
+    resolve_targets, run, split_targets, state
 from kubectl.manifests import read_manifests
 from kubectl.printers import resource_ref
 
@@ -45,18 +45,20 @@ def delete(
     if cascade not in ("background", "foreground", "orphan"):
         raise CommandError(f'invalid cascade value ({cascade}). Must be "background", "foreground", or "orphan".')
     limit = parse_duration(timeout, "--timeout") or 7 * 24 * 3600.0
-    pending: list[tuple[ResourceInfo, str | None, str]] = []
-    for m in read_manifests(filename, recursive=recursive) if filename else []:
-        info = info_for_manifest(m)
-        body = dict(m.body)
-        pending.append((info, namespace_for(ctx, info, body), str(body["metadata"]["name"])))
+    manifests = read_manifests(filename, recursive=recursive) if filename else []
     if not resources and not filename:
         raise CommandError("You must provide one or more resources by argument or filename.")
-    targets = split_targets(list(resources or []), verb="delete") if resources else []
+    typed = split_targets(list(resources or []), verb="delete") if resources else []
 
     async def go() -> int:
         async with ctx.client() as client:
-            for info, names in targets:
+            mapper = await ctx.rest_mapper(client)
+            pending: list[tuple[ResourceInfo, str | None, str]] = []
+            for m in manifests:
+                info = info_for_manifest(mapper, m)
+                body = dict(m.body)
+                pending.append((info, namespace_for(ctx, info, body), str(body["metadata"]["name"])))
+            for info, names in resolve_targets(mapper, typed):
                 ns = ctx.ns_for(info)
                 if not names:
                     if not (all_ or selector):

@@ -15,25 +15,21 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from kube.client import RESTClient
+from kube.client import RESTClient, RESTMapper
 from kube.errors import NotFound
 from kube.quantity import cpu_millis, to_int
-from kube.resources import ResourceInfo, resolve_resource
-from kubectl.context import emit, run, split_targets, state
+from kube.resources import ResourceInfo
+from kubectl.context import emit, resolve, resolve_targets, run, split_targets, state
 from kubectl.describe_text import Section, age, since
 
 __all__ = ["describe"]
 
 
-def _info(plural: str) -> ResourceInfo:
-    info = resolve_resource(plural)
-    assert info is not None
-    return info
 
 
-async def _events(client: RESTClient, obj: dict[str, Any]) -> list[list[str]]:
+async def _events(client: RESTClient, mapper: RESTMapper, obj: dict[str, Any]) -> list[list[str]]:
     meta = obj["metadata"]
-    listed = await client.list_raw(_info("events"), meta.get("namespace") or "default",
+    listed = await client.list_raw(resolve(mapper, "events"), meta.get("namespace") or "default",
                                    field_selector=f"involvedObject.uid={meta.get('uid')}")
     items = sorted(listed.get("items") or [], key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
     rows = []
@@ -208,7 +204,7 @@ def _selector(sel: dict[str, Any] | None) -> str:
     return ",".join(parts) or "<none>"
 
 
-async def _deployment(s: Section, client: RESTClient, d: dict[str, Any]) -> None:
+async def _deployment(s: Section, client: RESTClient, mapper: RESTMapper, d: dict[str, Any]) -> None:
     meta, spec, st = d["metadata"], d.get("spec") or {}, d.get("status") or {}
     s.field("Name", meta.get("name"))
     s.field("Namespace", meta.get("namespace"))
@@ -230,7 +226,7 @@ async def _deployment(s: Section, client: RESTClient, d: dict[str, Any]) -> None
     _template(s, spec.get("template") or {})
     s.table("Conditions", ["Type", "Status", "Reason"], [[str(c.get("type")), str(c.get("status")),
                                                           str(c.get("reason", ""))] for c in st.get("conditions") or []])
-    rs_list = (await client.list_raw(_info("replicasets"), meta.get("namespace"))).get("items") or []
+    rs_list = (await client.list_raw(resolve(mapper, "replicasets.apps"), meta.get("namespace"))).get("items") or []
     owned = [rs for rs in rs_list if any(o.get("uid") == meta.get("uid") and o.get("controller")
                                          for o in rs["metadata"].get("ownerReferences") or [])]
     revision = (meta.get("annotations") or {}).get("deployment.kubernetes.io/revision")
@@ -245,7 +241,7 @@ async def _deployment(s: Section, client: RESTClient, d: dict[str, Any]) -> None
     s.field("NewReplicaSet", line(new[0]) if new else "<none>")
 
 
-async def _replicaset(s: Section, client: RESTClient, rs: dict[str, Any]) -> None:
+async def _replicaset(s: Section, client: RESTClient, mapper: RESTMapper, rs: dict[str, Any]) -> None:
     meta, spec, st = rs["metadata"], rs.get("spec") or {}, rs.get("status") or {}
     s.field("Name", meta.get("name"))
     s.field("Namespace", meta.get("namespace"))
@@ -254,7 +250,7 @@ async def _replicaset(s: Section, client: RESTClient, rs: dict[str, Any]) -> Non
     s.mapping("Annotations", meta.get("annotations"), sep=": ")
     s.field("Controlled By", _controlled_by(meta))
     s.field("Replicas", f"{st.get('replicas', 0)} current / {spec.get('replicas', 1)} desired")
-    pods = (await client.list_raw(_info("pods"), meta.get("namespace"))).get("items") or []
+    pods = (await client.list_raw(resolve(mapper, "pods"), meta.get("namespace"))).get("items") or []
     mine = [p for p in pods if any(o.get("uid") == meta.get("uid") for o in p["metadata"].get("ownerReferences") or [])]
     phases = [(p.get("status") or {}).get("phase") for p in mine]
     s.field("Pods Status", f"{phases.count('Running')} Running / {phases.count('Pending')} Waiting / "
@@ -270,7 +266,7 @@ def _mem(text: str | None) -> int:
     return to_int(text) if text else 0
 
 
-async def _node(s: Section, client: RESTClient, n: dict[str, Any]) -> None:
+async def _node(s: Section, client: RESTClient, mapper: RESTMapper, n: dict[str, Any]) -> None:
     meta, spec, st = n["metadata"], n.get("spec") or {}, n.get("status") or {}
     labels = meta.get("labels") or {}
     roles = [k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/")]
@@ -300,7 +296,7 @@ async def _node(s: Section, client: RESTClient, n: dict[str, Any]) -> None:
                        ("kubeletVersion", "Kubelet Version")):
         s.field(title, info.get(key), 1)
     s.field("PodCIDR", spec.get("podCIDR"))
-    pods = (await client.list_raw(_info("pods"), None, field_selector=f"spec.nodeName={meta.get('name')}")
+    pods = (await client.list_raw(resolve(mapper, "pods"), None, field_selector=f"spec.nodeName={meta.get('name')}")
             ).get("items") or []
     live = [p for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
     alloc = st.get("allocatable") or {}
@@ -330,11 +326,11 @@ async def _node(s: Section, client: RESTClient, n: dict[str, Any]) -> None:
          f"{sums['mem_l'] // (1024 * 1024)}Mi ({sums['mem_l'] * 100 // mem_total}%)"]])
 
 
-async def _namespace(s: Section, client: RESTClient, ns: dict[str, Any]) -> None:
+async def _namespace(s: Section, client: RESTClient, mapper: RESTMapper, ns: dict[str, Any]) -> None:
     meta = ns["metadata"]
     _meta(s, meta, namespaced=False)
     s.field("Status", (ns.get("status") or {}).get("phase"))
-    quotas = (await client.list_raw(_info("resourcequotas"), meta["name"])).get("items") or []
+    quotas = (await client.list_raw(resolve(mapper, "resourcequotas"), meta["name"])).get("items") or []
     if not quotas:
         s.raw("")
         s.raw("No resource quota.")
@@ -345,7 +341,7 @@ async def _namespace(s: Section, client: RESTClient, ns: dict[str, Any]) -> None
         hard, used = (q.get("status") or {}).get("hard") or {}, (q.get("status") or {}).get("used") or {}
         s.table("Resource", ["Resource", "Used", "Hard"], [[k, str(used.get(k, "0")), str(v)]
                                                            for k, v in sorted(hard.items())], 1)
-    limits = (await client.list_raw(_info("limitranges"), meta["name"])).get("items") or []
+    limits = (await client.list_raw(resolve(mapper, "limitranges"), meta["name"])).get("items") or []
     s.raw("")
     s.raw("No LimitRange resource." if not limits else f"LimitRanges: {', '.join(l['metadata']['name'] for l in limits)}")
 
@@ -359,22 +355,22 @@ def _generic(s: Section, info: ResourceInfo, obj: dict[str, Any]) -> None:
         s.raw(line)
 
 
-async def _describe_one(client: RESTClient, info: ResourceInfo, obj: dict[str, Any]) -> str:
+async def _describe_one(client: RESTClient, mapper: RESTMapper, info: ResourceInfo, obj: dict[str, Any]) -> str:
     s = Section()
     if info.kind == "Pod":
         _pod(s, obj)
     elif info.kind == "Deployment":
-        await _deployment(s, client, obj)
+        await _deployment(s, client, mapper, obj)
     elif info.kind == "ReplicaSet":
-        await _replicaset(s, client, obj)
+        await _replicaset(s, client, mapper, obj)
     elif info.kind == "Node":
-        await _node(s, client, obj)
+        await _node(s, client, mapper, obj)
     elif info.kind == "Namespace":
-        await _namespace(s, client, obj)
+        await _namespace(s, client, mapper, obj)
     else:
         _generic(s, info, obj)
     if info.kind != "Event":
-        _events_section(s, await _events(client, obj))
+        _events_section(s, await _events(client, mapper, obj))
     return s.render()
 
 
@@ -384,13 +380,14 @@ def describe(
 ) -> None:
     """Show details of a specific resource or group of resources."""
     ctx = state.ctx
-    targets = split_targets(list(resources or []), verb="describe")
+    typed = split_targets(list(resources or []), verb="describe")
 
     async def go() -> int:
         failed = 0
         texts: list[str] = []
         async with ctx.client() as client:
-            for info, names in targets:
+            mapper = await ctx.rest_mapper(client)
+            for info, names in resolve_targets(mapper, typed):
                 ns = ctx.namespace if info.namespaced else None
                 objects: list[dict[str, Any]] = []
                 if names:
@@ -407,7 +404,7 @@ def describe(
                         where = f" in {ctx.namespace} namespace" if info.namespaced and not ctx.all_namespaces else ""
                         print(f"No resources found{where}.", file=sys.stderr)
                 for obj in objects:
-                    texts.append(await _describe_one(client, info, obj))
+                    texts.append(await _describe_one(client, mapper, info, obj))
         emit("\n\n".join(texts))
         return 1 if failed else 0
     raise typer.Exit(run(go()))

@@ -18,11 +18,19 @@ import typer
 from kube.client import RESTClient
 from kube.errors import NotFound
 from kube.resources import ResourceInfo
-from kubectl.context import CommandError, Context, emit, run, split_targets, state
+from kubectl.context import (
+    CommandError,
+    Context,
+    emit,
+    resolve_targets,
+    run,
+    split_targets,
+    state,
+)
 from kubectl.jsonpath import JSONPathError, render
 from kubectl.printers import print_objects, print_table, resource_ref
 
-__all__ = ["get", "TABLE_ACCEPT"]
+__all__ = ["TABLE_ACCEPT", "get"]
 
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 _STRUCTURED = ("yaml", "json", "name")
@@ -137,13 +145,14 @@ def get(
     """Display one or many resources."""
     ctx = state.ctx
     fmt, template = _output_kind(output)
-    targets = split_targets(list(resources or []))
+    typed = split_targets(list(resources or []))
     structured = fmt in (*_STRUCTURED, "jsonpath", "jsonpath-as-json")
-    if (watch or watch_only) and len(targets) > 1:
-        raise CommandError("you may only specify a single resource type")
 
     async def go() -> int:
         async with ctx.client() as client:
+            targets = resolve_targets(await ctx.rest_mapper(client), typed)
+            if (watch or watch_only) and len(targets) > 1:
+                raise CommandError("you may only specify a single resource type")
             tables, objects, missing, rv = await _fetch(client, ctx, targets, structured, selector, field_selector)
             if not watch_only:
                 single = len(targets) == 1 and len(targets[0][1]) == 1

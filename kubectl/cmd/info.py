@@ -1,4 +1,4 @@
-"""`pkctl api-resources` (from the server's discovery documents) and `pkctl version`."""
+"""`pkctl api-resources` (the server's discovery, each group in its preferred version) and `pkctl version`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from kube.client import RESTClient
+from kube.resources import ResourceInfo
 from kubectl.context import emit, run, state
 
 __all__ = ["CLIENT_VERSION", "api_resources", "version"]
@@ -17,19 +17,9 @@ __all__ = ["CLIENT_VERSION", "api_resources", "version"]
 CLIENT_VERSION = "v1.30.0-picokube"
 
 
-async def _discover(client: RESTClient) -> list[dict[str, Any]]:
-    """Every top-level resource the server serves, with its group version."""
-    out: list[dict[str, Any]] = []
-    core = await client.request("GET", "/api/v1")
-    out.extend({**r, "groupVersion": "v1"} for r in core.get("resources") or [])
-    groups = await client.request("GET", "/apis")
-    for group in groups.get("groups") or []:
-        preferred = (group.get("preferredVersion") or {}).get("groupVersion")
-        if not preferred:
-            continue
-        listed = await client.request("GET", f"/apis/{preferred}")
-        out.extend({**r, "groupVersion": preferred} for r in listed.get("resources") or [])
-    return [r for r in out if "/" not in r.get("name", "")]
+def _row(r: ResourceInfo, *, wide: bool) -> list[str]:
+    row = [r.plural, ",".join(r.short_names), r.api_version, str(r.namespaced).lower(), r.kind]
+    return row + [",".join(r.verbs), ",".join(r.categories)] if wide else row
 
 
 def api_resources(
@@ -42,22 +32,17 @@ def api_resources(
     """Print the supported API resources on the server."""
     async def go() -> int:
         async with state.ctx.client() as client:
-            resources = await _discover(client)
+            resources = (await state.ctx.rest_mapper(client)).preferred()
         rows = []
-        for r in sorted(resources, key=lambda r: (r["groupVersion"].rpartition("/")[0], r["name"])):
-            group = r["groupVersion"].rpartition("/")[0]
-            if namespaced is not None and bool(r.get("namespaced")) != namespaced:
+        for r in sorted(resources, key=lambda r: (r.group, r.plural)):
+            if namespaced is not None and r.namespaced != namespaced:
                 continue
-            if api_group is not None and group != api_group:
+            if api_group is not None and r.group != api_group:
                 continue
             if output == "name":
-                rows.append([f"{r['name']}.{group}" if group else r["name"]])
+                rows.append([r.qualified])
                 continue
-            row = [r["name"], ",".join(r.get("shortNames") or []), r["groupVersion"],
-                   str(bool(r.get("namespaced"))).lower(), r.get("kind", "")]
-            if output == "wide":
-                row += [",".join(r.get("verbs") or []), ",".join(r.get("categories") or [])]
-            rows.append(row)
+            rows.append(_row(r, wide=output == "wide"))
         if output == "name":
             emit("".join(r[0] + "\n" for r in rows))
             return 0

@@ -15,8 +15,7 @@ import typer
 
 from kube.api import Pod
 from kube.client import RESTClient
-from kube.resources import resolve_resource
-from kubectl.context import CommandError, emit, parse_duration, run, state
+from kubectl.context import CommandError, emit, parse_duration, resolve, run, state
 
 __all__ = ["logs"]
 
@@ -25,9 +24,7 @@ async def _pod_name(client: RESTClient, ns: str, target: str) -> str:
     kind, slash, name = target.partition("/")
     if not slash:
         return target
-    info = resolve_resource(kind)
-    if info is None:
-        raise CommandError(f'the server doesn\'t have a resource type "{kind}"')
+    info = resolve(await state.ctx.rest_mapper(client), kind)
     if info.kind == "Pod":
         return name
     if info.kind not in ("Deployment", "ReplicaSet"):

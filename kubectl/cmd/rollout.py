@@ -22,10 +22,10 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from kube.client import RESTClient
+from kube.client import RESTClient, RESTMapper
 from kube.errors import ApiError
-from kube.resources import ResourceInfo, resolve_resource
-from kubectl.context import CommandError, color, emit, one_target, parse_duration, run, state
+from kube.resources import ResourceInfo
+from kubectl.context import CommandError, color, emit, one_target, parse_duration, resolve, run, state
 
 __all__ = ["rollout_app", "status_message"]
 
@@ -36,11 +36,12 @@ TEMPLATE_HASH = "pod-template-hash"
 Target = Annotated[list[str], typer.Argument(help="deployment/NAME or deployment NAME")]
 
 
-def _deployment(words: list[str], verb: str) -> tuple[ResourceInfo, str]:
-    info, name = one_target(words, verb=f"rollout {verb}")
+def _deployment(mapper: RESTMapper, kind: str, verb: str) -> ResourceInfo:
+    """The resource `kind` (as typed) names, which must be Deployments."""
+    info = resolve(mapper, kind)
     if info.kind != "Deployment":
         raise CommandError(f"no {verb} has been implemented for {info.kind.lower()}s; use a deployment")
-    return info, name
+    return info
 
 
 def status_message(d: dict[str, Any]) -> tuple[str, bool]:
@@ -82,7 +83,7 @@ def status(
 ) -> None:
     """Show the status of the rollout, waiting for it to finish."""
     ctx = state.ctx
-    info, name = _deployment(resource, "status")
+    kind, name = one_target(resource, verb="rollout status")
     limit = parse_duration(timeout, "--timeout")
     live = sys.stdout.isatty()
 
@@ -90,6 +91,8 @@ def status(
         deadline = time.monotonic() + limit if limit > 0 else None
         last = ""
         async with ctx.client() as client:
+            mapper = await ctx.rest_mapper(client)
+            info = _deployment(mapper, kind, "status")
             while True:
                 d = await client.get_raw(info, name, ctx.namespace)
                 message, done = status_message(d)
@@ -126,10 +129,10 @@ async def _wait_for_change(client: RESTClient, info: ResourceInfo, name: str, ns
         pass
 
 
-async def _revisions(client: RESTClient, d: dict[str, Any], ns: str) -> list[tuple[int, dict[str, Any]]]:
+async def _revisions(client: RESTClient, mapper: RESTMapper, d: dict[str, Any],
+                     ns: str) -> list[tuple[int, dict[str, Any]]]:
     """(revision, ReplicaSet) owned by Deployment `d`, oldest first."""
-    rs_info = resolve_resource("replicasets")
-    assert rs_info is not None
+    rs_info = resolve(mapper, "replicasets.apps")
     uid = d["metadata"].get("uid")
     out = []
     for rs in (await client.list_raw(rs_info, ns)).get("items") or []:
@@ -157,12 +160,14 @@ def history(
 ) -> None:
     """View previous rollout revisions and configurations."""
     ctx = state.ctx
-    info, name = _deployment(resource, "history")
+    kind, name = one_target(resource, verb="rollout history")
 
     async def go() -> int:
         async with ctx.client() as client:
+            mapper = await ctx.rest_mapper(client)
+            info = _deployment(mapper, kind, "history")
             d = await client.get_raw(info, name, ctx.namespace)
-            revisions = await _revisions(client, d, ctx.namespace)
+            revisions = await _revisions(client, mapper, d, ctx.namespace)
         if revision:
             found = next((rs for rev, rs in revisions if rev == revision), None)
             if found is None:
@@ -185,12 +190,14 @@ def undo(
 ) -> None:
     """Undo a previous rollout."""
     ctx = state.ctx
-    info, name = _deployment(resource, "undo")
+    kind, name = one_target(resource, verb="rollout undo")
 
     async def go() -> int:
         async with ctx.client() as client:
+            mapper = await ctx.rest_mapper(client)
+            info = _deployment(mapper, kind, "undo")
             d = await client.get_raw(info, name, ctx.namespace)
-            revisions = await _revisions(client, d, ctx.namespace)
+            revisions = await _revisions(client, mapper, d, ctx.namespace)
             if to_revision:
                 target = next((rs for rev, rs in revisions if rev == to_revision), None)
                 if target is None:
@@ -216,11 +223,13 @@ def undo(
 def restart(resource: Target) -> None:
     """Restart a deployment: every pod is replaced, within the rollout strategy."""
     ctx = state.ctx
-    info, name = _deployment(resource, "restart")
+    kind, name = one_target(resource, verb="rollout restart")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     async def go() -> int:
         async with ctx.client() as client:
+            mapper = await ctx.rest_mapper(client)
+            info = _deployment(mapper, kind, "restart")
             d = await client.get_raw(info, name, ctx.namespace)
             if (d.get("spec") or {}).get("paused"):
                 raise CommandError(f"deployments \"{name}\" can't restart paused deployment (run rollout resume first)")
@@ -234,10 +243,12 @@ def restart(resource: Target) -> None:
 def _set_paused(resource: list[str], paused: bool) -> None:
     ctx = state.ctx
     verb = "pause" if paused else "resume"
-    info, name = _deployment(resource, verb)
+    kind, name = one_target(resource, verb=f"rollout {verb}")
 
     async def go() -> int:
         async with ctx.client() as client:
+            mapper = await ctx.rest_mapper(client)
+            info = _deployment(mapper, kind, verb)
             d = await client.get_raw(info, name, ctx.namespace)
             if bool((d.get("spec") or {}).get("paused")) == paused:
                 raise CommandError(f'deployments.apps "{name}" is {"already" if paused else "not"} paused')

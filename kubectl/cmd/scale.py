@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from kubectl.context import CommandError, emit, one_target, run, state
+from kubectl.context import CommandError, emit, one_target, resolve, run, state
 from kubectl.printers import resource_ref
 
 __all__ = ["scale"]
@@ -20,12 +20,13 @@ def scale(
     ctx = state.ctx
     if replicas < 0:
         raise CommandError("The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0")
-    info, name = one_target(resource, verb="scale")
-    if "scale" not in info.subresources:
-        raise CommandError(f'no scaler has been implemented for {{"{info.group}" "{info.kind}"}}')
+    kind, name = one_target(resource, verb="scale")
 
     async def go() -> int:
         async with ctx.client() as client:
+            info = resolve(await ctx.rest_mapper(client), kind)
+            if "scale" not in info.subresources:
+                raise CommandError(f'no scaler has been implemented for {{"{info.group}" "{info.kind}"}}')
             await client.patch_raw(info, name, {"spec": {"replicas": replicas}}, ctx.namespace, subresource="scale")
         emit(f"{resource_ref(info)}/{name} scaled\n")
         return 0

@@ -20,7 +20,7 @@ import typer
 from kube.client import RESTClient
 from kube.errors import ApiError, NotFound
 from kube.resources import ResourceInfo
-from kubectl.context import CommandError, emit, parse_duration, run, split_targets, state
+from kubectl.context import CommandError, emit, parse_duration, resolve_targets, run, split_targets, state
 from kubectl.jsonpath import JSONPathError, evaluate
 from kubectl.printers import resource_ref
 
@@ -105,11 +105,12 @@ def wait(
         raise CommandError("--for must be set to one of: delete, condition=condition-name, jsonpath=expression")
     _, check = condition_check(for_)
     limit = parse_duration(timeout, "--timeout")
-    targets = split_targets(list(resources or []), verb="wait")
+    typed = split_targets(list(resources or []), verb="wait")
 
     async def go() -> int:
         deadline = time.monotonic() + limit
         async with ctx.client() as client:
+            targets = resolve_targets(await ctx.rest_mapper(client), typed)
             work: list[tuple[ResourceInfo, str | None, str]] = []
             for info, names in targets:
                 ns = ctx.namespace if info.namespaced else None

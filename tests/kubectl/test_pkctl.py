@@ -1,5 +1,6 @@
 """pkctl as a user runs it, against a real API server: apply's created/configured/unchanged,
-three-way merges, get's columns and formats, delete, and kubectl's error wording."""
+three-way merges, get's columns and formats, delete, kubectl's error wording, and names
+resolved through the server's discovery."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from kube.client import discover
+from kube.client.discovery import resources_from_resource_list
 from kube.testing.apiserver import ApiServerHarness
 
 pytestmark = pytest.mark.timeout(120)
@@ -121,3 +124,41 @@ def test_version_and_unreachable_server(api: ApiServerHarness) -> None:
     down = pkctl(api, "get", "pods", "--server", "https://127.0.0.1:1")
     assert down.returncode == 1 and "Traceback" not in down.stderr
     assert "The connection to the server 127.0.0.1:1 was refused" in down.stderr
+
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: busybox}]}
+"""
+
+
+def test_names_resolve_through_the_servers_discovery(api: ApiServerHarness, ns: str) -> None:
+    assert pkctl(api, "apply", "-n", ns, "-f", "-", stdin=DEPLOY).stdout == "deployment.apps/web created\n"
+    for typed in ("deploy", "deployment", "Deployment", "deployments", "deployments.apps", "deploy.apps",
+                  "deployments.v1.apps"):
+        got = pkctl(api, "get", typed, "web", "-n", ns, "-o", "name")
+        assert (got.returncode, got.stdout) == (0, "deployment.apps/web\n"), f"{typed}: {got.stderr}"
+    assert "deployment.apps/web" in pkctl(api, "get", "all", "-n", ns, "-o", "name").stdout.split()
+    assert pkctl(api, "get", "leases.coordination.k8s.io", "-n", ns).returncode == 0
+    unknown = pkctl(api, "get", "widgets.apps", "-n", ns)
+    assert unknown.returncode == 1 and unknown.stderr == 'error: the server doesn\'t have a resource type "widgets"\n'
+    assert pkctl(api, "scale", "deploy/web", "--replicas", "0", "-n", ns).stdout == "deployment.apps/web scaled\n"
+    assert pkctl(api, "delete", "-n", ns, "-f", "-", stdin=DEPLOY).stdout == 'deployment.apps "web" deleted\n'
+
+
+async def test_aggregated_discovery_agrees_with_the_legacy_documents(api: ApiServerHarness) -> None:
+    async with api.client() as client:
+        mapper = await discover(client)
+        legacy = resources_from_resource_list(await client.request("GET", "/api/v1"))
+        for group in (await client.request("GET", "/apis"))["groups"]:
+            legacy += resources_from_resource_list(
+                await client.request("GET", f"/apis/{group['preferredVersion']['groupVersion']}"))
+    assert sorted(mapper.preferred(), key=repr) == sorted(legacy, key=repr)
+    assert mapper.resource_for("po") == next(r for r in legacy if r.plural == "pods")
