@@ -9,11 +9,11 @@ Tables.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import AsyncIterator, Callable
 
 from starlette.responses import Response, StreamingResponse
 
+from apiserver.endpoints.responses import go_json
 from apiserver.endpoints.tables import to_table
 from apiserver.registry.watch_event import WatchEvent, encode_event
 from kube.errors import ApiError
@@ -22,7 +22,7 @@ __all__ = ["stream_watch", "expired_stream", "line_encoder"]
 
 
 def _error_line(err: ApiError) -> bytes:
-    return (json.dumps({"type": "ERROR", "object": err.status}) + "\n").encode()
+    return go_json({"type": "ERROR", "object": err.status})
 
 
 def expired_stream(err: ApiError) -> Response:
