@@ -188,7 +188,9 @@ class ResourceHandler:
         if info.name:
             if not isinstance(storage, GracefulDeleter):
                 raise _not_allowed()
-            return json_response(await storage.delete(ctx, info.name, opts))
+            answer, deleted = await storage.delete(ctx, info.name, opts)
+            # Upstream answers 202 only for a pending delete that asked orphanDependents=false.
+            return json_response(answer, 202 if not deleted and opts.orphan_dependents is False else 200)
         if not isinstance(storage, CollectionDeleter):
             raise _not_allowed()
         return json_response(await storage.delete_collection(ctx, opts, decode.list_options(request)))
