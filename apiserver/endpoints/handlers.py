@@ -121,9 +121,9 @@ class ResourceHandler:
             events = await storage.watch(ctx, opts,
                                          allow_bookmarks=decode.truthy(request.query_params.get("allowWatchBookmarks")))
         except ApiError as e:
-            if e.code != 410:
+            if e.code not in watch.STREAMED_ERRORS:
                 raise
-            return watch.expired_stream(e)
+            return watch.error_stream(e)
         encode = watch.line_encoder(served.info.kind if table else None, include)
         return watch.stream_watch(events, timeout=timeout, encode=encode)
 

@@ -41,6 +41,7 @@ from apiserver.registry.paging import (continue_too_old, decode_continue, encode
                                        parse_resource_version, too_large_resource_version)
 from apiserver.registry.strategy import Obj, Strategy
 from apiserver.registry.watch_event import WatchEvent
+from apiserver.registry.watch_list import initial_events_end, start_watch_list
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import KeyValue, Storage
 
@@ -505,30 +506,39 @@ class RegistryStore:
 
         Raises before streaming for a bad request or (from the cache) a too old
         resourceVersion. With no resourceVersion (or "0") the current objects come first as
-        ADDED events. An object that starts or stops matching the selectors arrives as
-        ADDED or DELETED, as in Kubernetes. Events from the cache share their encoded line
-        with every other watcher that receives them.
+        ADDED events. With `sendInitialEvents` the watch is a streaming list (see
+        `watch_list`): its initial state, then (with bookmarks) the initial-events-end
+        BOOKMARK. An object that starts or stops matching the selectors arrives as ADDED or
+        DELETED, as in Kubernetes. Events from the cache share their encoded line with every
+        other watcher that receives them.
         """
         self.check_field_selector(opts.field_selector)
         prefix = self.prefix(namespace)
-        rv = opts.resource_version or ""
-        try:
-            start = None if rv in ("", "0") else int(rv)
-        except ValueError:
-            raise BadRequest(f"invalid resource version: {rv}") from None
+        requested = parse_resource_version(opts.resource_version)
         matches = lambda obj: self.matches(obj, opts)  # noqa: E731
-        if self.cache is not None:
+        streaming = opts.send_initial_events is not None
+        if self.cache is None:
+            return self._etcd_stream(prefix, opts, requested, allow_bookmarks=allow_bookmarks)
+        if streaming:
+            start = await start_watch_list(self, prefix, matches, send_initial_events=bool(opts.send_initial_events),
+                                           requested=requested)
+            watcher, initial, backlog = start.watcher, start.initial, start.backlog
+            initial_end = start.initial_end if allow_bookmarks else None
+        else:
             await self.cache.wait_ready()
-            watcher, initial, backlog = self.cache.watch(prefix, matches, resource_version=start)
-            return self._cached_stream(watcher, initial, backlog, allow_bookmarks, bookmark_interval)
-        return self._etcd_stream(prefix, opts, start)
+            watcher, initial, backlog = self.cache.watch(prefix, matches, resource_version=requested or None)
+            initial_end = None
+        return self._cached_stream(watcher, initial, backlog, allow_bookmarks, bookmark_interval, initial_end)
 
     async def _cached_stream(self, watcher: CacheWatcher, initial: Objects, backlog: Events,
-                             allow_bookmarks: bool, bookmark_interval: float) -> AsyncIterator[WatchEvent]:
+                             allow_bookmarks: bool, bookmark_interval: float,
+                             initial_end: int | None = None) -> AsyncIterator[WatchEvent]:
         assert self.cache is not None
         try:
             for obj in initial:
                 yield WatchEvent("ADDED", obj)
+            if initial_end is not None:
+                yield initial_events_end(self.info.kind, self.info.api_version, initial_end)
             for event in backlog:
                 yield event
             while True:
@@ -553,8 +563,11 @@ class RegistryStore:
         return WatchEvent("BOOKMARK", {"kind": self.info.kind, "apiVersion": self.info.api_version,
                                        "metadata": {"resourceVersion": str(revision)}})
 
-    async def _etcd_stream(self, prefix: str, opts: ListOptions, start: int | None) -> AsyncIterator[WatchEvent]:
-        if start is None:
+    async def _etcd_stream(self, prefix: str, opts: ListOptions, requested: int | None, *,
+                           allow_bookmarks: bool) -> AsyncIterator[WatchEvent]:
+        """A watch straight from etcd (no watch cache): the same semantics, without waiting."""
+        send = opts.send_initial_events
+        if send or (send is None and not requested):
             try:
                 res = await self.storage.list(prefix)
             except serr.Unavailable as e:
@@ -564,8 +577,12 @@ class RegistryStore:
                 obj = self.decode(kv.value, kv.mod_revision)
                 if self.matches(obj, opts):
                     yield WatchEvent("ADDED", obj)
+            if send and allow_bookmarks:
+                yield initial_events_end(self.info.kind, self.info.api_version, after)
+        elif requested:
+            after = requested
         else:
-            after = start
+            after = await self.storage.current_revision()
         try:
             async for ev in self.storage.watch(prefix, after_revision=after):
                 out = self._translate(ev, opts)
