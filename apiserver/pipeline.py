@@ -16,7 +16,6 @@ through and each request costs no extra task. Guarantees:
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import Any, Awaitable, Callable, MutableMapping
@@ -30,6 +29,7 @@ from apiserver.authn.x509 import client_certificate, user_from_certificate
 from apiserver.authz import Attributes, Authorizer, Decision, forbidden_message
 from apiserver.endpoints.handlers import ResourceHandler
 from apiserver.endpoints.request_info import RequestInfo, parse_request_info
+from apiserver.endpoints.responses import status_body
 from apiserver.metrics import Metrics
 
 __all__ = ["RequestPipeline", "attributes_for", "send_status"]
@@ -45,7 +45,8 @@ ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
 
 
 async def send_status(send: Send, err: ApiError) -> None:
-    body = json.dumps(err.status).encode()
+    """Answer with `err`'s Status, encoded as every other error answer is (`responses.status_body`)."""
+    body = status_body(err)
     await send({"type": "http.response.start", "status": err.code,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

@@ -12,7 +12,12 @@ both sides catches `NotFound`, `Conflict` and friends instead of inspecting numb
     ├── MethodNotAllowed 405    ├── UnsupportedMediaType 415
     ├── NotAcceptable 406       ├── Invalid 422
     ├── TooManyRequests 429     ├── InternalError 500
-    └── ServiceUnavailable 503
+    ├── ServiceUnavailable 503  └── Timeout 504
+
+`ApiError.status` is the Status exactly as kube-apiserver writes it: its fields in Go's
+declaration order (kind, apiVersion, metadata, status, message, reason, details, code) and,
+as Go's `omitempty` does, without the empty ones inside `details`; `details` itself is
+written whenever the error carries any (an empty `{}` included), as upstream does.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from typing import Any
 __all__ = [
     "ApiError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed",
     "NotAcceptable", "AlreadyExists", "Conflict", "ResourceExpired", "RequestEntityTooLarge",
-    "UnsupportedMediaType", "Invalid", "TooManyRequests", "InternalError", "ServiceUnavailable",
-    "FieldError", "qualified_resource", "error_from_status",
+    "UnsupportedMediaType", "Invalid", "TooManyRequests", "InternalError", "ServiceUnavailable", "Timeout",
+    "FieldError", "status_details", "qualified_resource", "error_from_status",
 ]
 
 
@@ -45,13 +50,15 @@ class ApiError(Exception):
 
     @property
     def status(self) -> dict[str, Any]:
-        """The wire `Status` object for this error."""
-        body: dict[str, Any] = {
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": self.message, "reason": self.reason, "code": self.code,
-        }
-        if self.details:
-            body["details"] = self.details
+        """The wire `Status` object for this error, its keys in kube-apiserver's order."""
+        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+        if self.message:
+            body["message"] = self.message
+        if self.reason:
+            body["reason"] = self.reason
+        if self.details is not None:
+            body["details"] = status_details(self.details)
+        body["code"] = self.code
         return body
 
     def __repr__(self) -> str:
@@ -118,6 +125,28 @@ class ServiceUnavailable(ApiError):
     code, reason = 503, "ServiceUnavailable"
 
 
+class Timeout(ApiError):
+    """504: the server could not answer in time (a too large resourceVersion, for one)."""
+
+    code, reason = 504, "Timeout"
+
+
+_DETAIL_FIELDS = ("name", "group", "kind", "uid")
+_CAUSE_FIELDS = ("reason", "message", "field")
+
+
+def status_details(details: dict[str, Any]) -> dict[str, Any]:
+    """`details` in metav1.StatusDetails' field order, without its empty fields (Go's omitempty)."""
+    out: dict[str, Any] = {f: details[f] for f in _DETAIL_FIELDS if details.get(f)}
+    causes = [{f: c[f] for f in _CAUSE_FIELDS if c.get(f)} for c in details.get("causes") or []
+              if isinstance(c, dict)]
+    if causes:
+        out["causes"] = causes
+    if details.get("retryAfterSeconds"):
+        out["retryAfterSeconds"] = details["retryAfterSeconds"]
+    return out
+
+
 class FieldError:
     """One validation failure at a field path (`spec.replicas`), as in apimachinery's field.Error."""
 
@@ -140,12 +169,13 @@ _BY_REASON: dict[str, type[ApiError]] = {
     cls.reason: cls for cls in (
         BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable, AlreadyExists,
         Conflict, RequestEntityTooLarge, UnsupportedMediaType, Invalid, TooManyRequests, InternalError,
-        ServiceUnavailable)
+        ServiceUnavailable, Timeout)
 }
 _BY_CODE: dict[int, type[ApiError]] = {
     400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound, 405: MethodNotAllowed,
     406: NotAcceptable, 409: Conflict, 410: ResourceExpired, 413: RequestEntityTooLarge,
     415: UnsupportedMediaType, 422: Invalid, 429: TooManyRequests, 500: InternalError, 503: ServiceUnavailable,
+    504: Timeout,
 }
 
 

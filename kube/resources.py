@@ -64,6 +64,7 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("", "v1", "Node", "nodes", "node", False, ("no",), subresources=("status",), has_status=True),
     ResourceInfo("", "v1", "Pod", "pods", "pod", True, ("po",), ("all",),
                  subresources=("status", "binding", "log", "eviction"), has_status=True),
+    ResourceInfo("", "v1", "Binding", "bindings", "binding", True, verbs=("create",)),
     ResourceInfo("", "v1", "Event", "events", "event", True, ("ev",)),
     ResourceInfo("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",)),
     ResourceInfo("", "v1", "Secret", "secrets", "secret", True),

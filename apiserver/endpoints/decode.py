@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from starlette.requests import Request
 
+from apiserver.endpoints.list_validation import validate_list_options
 from apiserver.openapi.schema import node_for_gvk, prune_unknown_fields, type_errors
 from apiserver.registry.generic import DeleteOptions, ListOptions
 from apiserver.registry.rest.interfaces import Kind
@@ -19,7 +20,7 @@ from apiserver.fieldmanager import manager_from_user_agent
 from kube.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from kube.selectors import parse_field_selector, parse_label_selector
 
-__all__ = ["BodyReader", "check_unknown_fields", "dry_run", "field_manager", "int_param",
+__all__ = ["BodyReader", "bool_param", "check_unknown_fields", "dry_run", "field_manager", "int_param",
            "list_options", "truthy", "content_type"]
 
 Obj = dict[str, Any]
@@ -55,15 +56,32 @@ def dry_run(request: Request) -> bool:
     return bool(values)
 
 
+def bool_param(request: Request, name: str) -> bool | None:
+    """A boolean query parameter as Go's strconv.ParseBool reads it; None when absent."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    if raw in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if raw in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise BadRequest(f'strconv.ParseBool: parsing "{raw}": invalid syntax')
+
+
 def list_options(request: Request) -> ListOptions:
+    """The list (or watch) options of the query; 400 for a malformed one, 422 for a refused combination."""
     q = request.query_params
     try:
         labels = parse_label_selector(q.get("labelSelector"))
         fields = parse_field_selector(q.get("fieldSelector"))
     except ValueError as e:
         raise BadRequest(str(e)) from None
-    return ListOptions(label_selector=labels, field_selector=fields, limit=int_param(request, "limit") or 0,
-                       continue_token=q.get("continue") or None, resource_version=q.get("resourceVersion"))
+    opts = ListOptions(label_selector=labels, field_selector=fields, limit=int_param(request, "limit") or 0,
+                       continue_token=q.get("continue") or None, resource_version=q.get("resourceVersion"),
+                       resource_version_match=q.get("resourceVersionMatch") or None,
+                       send_initial_events=bool_param(request, "sendInitialEvents"))
+    validate_list_options(opts, watch=truthy(q.get("watch")))
+    return opts
 
 
 def _field_validation(request: Request) -> str:
@@ -168,7 +186,12 @@ class BodyReader:
             raise BadRequest("preconditions must be an object")
         if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
             raise BadRequest("gracePeriodSeconds must be an integer")
+        orphan = opts.get("orphanDependents", bool_param(request, "orphanDependents"))
+        if orphan is not None and not isinstance(orphan, bool):
+            raise BadRequest("orphanDependents must be a boolean")
+        if orphan and policy is None:
+            policy = "Orphan"  # the deprecated spelling of propagationPolicy=Orphan
         return DeleteOptions(grace_period_seconds=grace, propagation_policy=policy,
                              precondition_uid=pre.get("uid"), precondition_resource_version=pre.get("resourceVersion"),
-                             dry_run=bool(opts.get("dryRun")) or dry_run(request))
+                             dry_run=bool(opts.get("dryRun")) or dry_run(request), orphan_dependents=orphan)
 

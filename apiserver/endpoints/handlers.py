@@ -121,9 +121,9 @@ class ResourceHandler:
             events = await storage.watch(ctx, opts,
                                          allow_bookmarks=decode.truthy(request.query_params.get("allowWatchBookmarks")))
         except ApiError as e:
-            if e.code != 410:
+            if e.code not in watch.STREAMED_ERRORS:
                 raise
-            return watch.expired_stream(e)
+            return watch.error_stream(e)
         encode = watch.line_encoder(served.info.kind if table else None, include)
         return watch.stream_watch(events, timeout=timeout, encode=encode)
 
@@ -188,7 +188,9 @@ class ResourceHandler:
         if info.name:
             if not isinstance(storage, GracefulDeleter):
                 raise _not_allowed()
-            return json_response(await storage.delete(ctx, info.name, opts))
+            answer, deleted = await storage.delete(ctx, info.name, opts)
+            # Upstream answers 202 only for a pending delete that asked orphanDependents=false.
+            return json_response(answer, 202 if not deleted and opts.orphan_dependents is False else 200)
         if not isinstance(storage, CollectionDeleter):
             raise _not_allowed()
         return json_response(await storage.delete_collection(ctx, opts, decode.list_options(request)))

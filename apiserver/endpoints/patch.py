@@ -18,9 +18,9 @@ import yaml
 from apiserver.fieldmanager import apply_config
 from apiserver.openapi.schema import node_for_gvk
 from apiserver.registry.generic import now_rfc3339
-from apiserver.registry.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from apiserver.registry.patch import JsonPatchFailed, PatchError, json_patch, merge_patch, strategic_merge_patch
 from apiserver.registry.rest.interfaces import Kind, UpdateFunc
-from kube.errors import BadRequest, NotFound, UnsupportedMediaType
+from kube.errors import BadRequest, Invalid, NotFound, RequestEntityTooLarge, UnsupportedMediaType
 from kube.resources import ResourceInfo
 
 __all__ = ["APPLY_PATCH", "replace", "patch", "server_side_apply", "parse_applied"]
@@ -33,6 +33,23 @@ _PATCHERS: dict[str, Callable[..., Any]] = {
     "application/json-patch+json": json_patch,
 }
 Checker = Callable[[Obj], None]
+MAX_JSON_PATCH_OPERATIONS = 10000
+
+
+def _go_type(value: Any) -> str:
+    """How Go's JSON decoder names the JSON type it could not decode."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    return "string" if isinstance(value, str) else "number"
+
+
+def _patch_failed() -> Invalid:
+    """Upstream's answer to a JSON patch that does not apply: a generic 422 (details empty)."""
+    return Invalid("the server rejected our request due to an error in our request", details={})
 
 
 def replace(body: Obj, check: Checker | None = None) -> UpdateFunc:
@@ -53,6 +70,15 @@ def patch(media_type: str, document: Any, kind: Kind, check: Checker) -> UpdateF
                                    f"include: {', '.join((*_PATCHERS, APPLY_PATCH))}")
     if document is None:
         raise BadRequest("the patch body is empty")
+    if patcher is json_patch:
+        if not isinstance(document, list):
+            raise BadRequest(f"json: cannot unmarshal {_go_type(document)} into Go value of type jsonpatch.Patch")
+        for op in document:
+            if not isinstance(op, dict):
+                raise BadRequest(f"json: cannot unmarshal {_go_type(op)} into Go value of type jsonpatch.Operation")
+        if len(document) > MAX_JSON_PATCH_OPERATIONS:
+            raise RequestEntityTooLarge(f"Request entity too large: The allowed maximum operations in a JSON patch "
+                                        f"is {MAX_JSON_PATCH_OPERATIONS}, got {len(document)}")
     node = node_for_gvk(kind.group, kind.version, kind.kind)
 
     def transform(current: Obj | None) -> Obj:
@@ -61,6 +87,8 @@ def patch(media_type: str, document: Any, kind: Kind, check: Checker) -> UpdateF
         try:
             result = strategic_merge_patch(current, document, node) if patcher is strategic_merge_patch \
                 else patcher(current, document)
+        except JsonPatchFailed:
+            raise _patch_failed() from None
         except PatchError as e:
             raise BadRequest(str(e)) from None
         if not isinstance(result, dict):

@@ -1,4 +1,11 @@
-"""Encoding answers: JSON bodies, `metav1.Status` for errors, and the Warning header."""
+"""Encoding answers: JSON bodies, `metav1.Status` for errors, and the Warning header.
+
+Bodies are written as kube-apiserver's Go encoder writes them, byte for byte: compact, UTF-8
+as is, `<`, `>`, `&`, U+2028 and U+2029 escaped, and a trailing newline. Clients that compare
+bodies (the official Python client's suites do, for Status) see what upstream sends. Every
+error path (the pipeline, the plain routes, watch ERROR events) takes its Status from
+`ApiError.status` and its bytes from here.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +16,32 @@ from starlette.responses import Response
 
 from kube.errors import ApiError
 
-__all__ = ["json_response", "status_response"]
+__all__ = ["go_json", "json_response", "status_body", "status_response"]
+
+_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def go_json(body: Any) -> bytes:
+    """`body` as Go's `json.Encoder` writes it (HTML-safe escapes, trailing newline)."""
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    for raw, escaped in _GO_ESCAPES:
+        if raw in text:  # these characters can only occur inside strings
+            text = text.replace(raw, escaped)
+    return (text + "\n").encode()
+
+
+def status_body(err: ApiError) -> bytes:
+    """The bytes of the Status kube-apiserver sends for `err`."""
+    return go_json(err.status)
 
 
 def json_response(body: Any, status_code: int = 200, *, warnings: list[str] | None = None) -> Response:
     # Header values travel as bytes; field names may be any Unicode, so send their UTF-8 as is.
     headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings).encode().decode("latin-1")} \
         if warnings else None
-    return Response(json.dumps(body, separators=(",", ":")), status_code=status_code, media_type="application/json",
-                    headers=headers)
+    return Response(go_json(body), status_code=status_code, media_type="application/json", headers=headers)
 
 
 def status_response(err: ApiError) -> Response:
     """The Status body kube-apiserver sends for `err`, with its code."""
-    return json_response(err.status, err.code)
+    return Response(status_body(err), status_code=err.code, media_type="application/json")

@@ -1,7 +1,8 @@
 """Serving a watch: newline-delimited JSON events until timeoutSeconds or a disconnect.
 
 Errors found before streaming (bad selectors) are plain error responses; an expired
-resourceVersion is, as in Kubernetes, a 200 stream with one ERROR event. Events from the
+resourceVersion, or one the store has not reached yet, is, as in Kubernetes, a 200 stream
+with one ERROR event. Events from the
 watch cache are written as their shared, once-encoded line unless the client asked for
 Tables.
 """
@@ -9,23 +10,26 @@ Tables.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import AsyncIterator, Callable
 
 from starlette.responses import Response, StreamingResponse
 
+from apiserver.endpoints.responses import go_json
 from apiserver.endpoints.tables import to_table
 from apiserver.registry.watch_event import WatchEvent, encode_event
 from kube.errors import ApiError
 
-__all__ = ["stream_watch", "expired_stream", "line_encoder"]
+__all__ = ["stream_watch", "error_stream", "line_encoder", "STREAMED_ERRORS"]
+
+STREAMED_ERRORS = frozenset({410, 504})
+"""Codes of failures upstream reports as an ERROR event in a 200 stream rather than as the answer."""
 
 
 def _error_line(err: ApiError) -> bytes:
-    return (json.dumps({"type": "ERROR", "object": err.status}) + "\n").encode()
+    return go_json({"type": "ERROR", "object": err.status})
 
 
-def expired_stream(err: ApiError) -> Response:
+def error_stream(err: ApiError) -> Response:
     return StreamingResponse(iter([_error_line(err)]), media_type="application/json")
 
 

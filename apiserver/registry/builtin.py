@@ -2,7 +2,9 @@
 
 Which subresources a kind has is the static table's (`ResourceInfo.subresources`); which
 storage serves each is decided here, once. Reviews (kinds that are answered, never stored)
-are registered by the server after its authorizer exists.
+are registered by the server after its authorizer exists. `bindings` (the legacy collection
+a Binding can be POSTed to, naming its pod) has no store of its own: it binds through the
+same storage as pods/binding.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from apiserver.registry.rest import (BindingStorage, EvictionStorage, FinalizeSt
                                      ScaleStorage, StatusStorage, Storage, TokenRequestStorage)
 from apiserver.registry.rest.token import TokenIssuer
 from apiserver.storage.interface import Storage as KeyValueStorage
-from kube.resources import RESOURCES, VIRTUAL_KINDS
+from kube.resources import RESOURCES, VIRTUAL_KINDS, resource_for_plural
 
 __all__ = ["install_builtin"]
+
+_BOUND_ELSEWHERE = frozenset({"Binding"})
+"""Kinds written through another resource's store rather than stored themselves."""
 
 
 def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, prefix: str, max_object_bytes: int,
@@ -26,12 +31,15 @@ def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, pre
                     ) -> None:
     """Register every stored built-in kind in `registry`."""
     stores = {r.plural: RegistryStore(storage, r, strategy_for(r), prefix=prefix, max_object_bytes=max_object_bytes)
-              for r in RESOURCES if r.kind not in VIRTUAL_KINDS}
+              for r in RESOURCES if r.kind not in VIRTUAL_KINDS and r.kind not in _BOUND_ELSEWHERE}
     for plural, store in stores.items():
         subresources: dict[str, Storage] = {}
         for sub in store.info.subresources:
             subresources[sub] = _subresource(sub, store, stores, token_issuer, new_log_storage)
         registry.add(ServedResource(store.info, ResourceStorage(store), subresources, store))
+    bindings = resource_for_plural("", "bindings")
+    if bindings is not None:
+        registry.add(ServedResource(bindings, BindingStorage(stores["pods"])))
 
 
 def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStore], token_issuer: TokenIssuer,

@@ -20,7 +20,6 @@ Storage errors are translated into `kube.errors` here and nowhere else.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import copy
 import json
@@ -38,8 +37,11 @@ from apiserver.admission.chain import RequestAdmission
 from apiserver.admission.interfaces import Attributes, Operation
 from apiserver.fieldmanager import record_update
 from apiserver.openapi.schema import node_for_gvk, normalize_quantities
+from apiserver.registry.paging import (continue_too_old, decode_continue, encode_continue, list_too_old,
+                                       parse_resource_version, too_large_resource_version)
 from apiserver.registry.strategy import Obj, Strategy
 from apiserver.registry.watch_event import WatchEvent
+from apiserver.registry.watch_list import initial_events_end, start_watch_list
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import KeyValue, Storage
 
@@ -68,6 +70,7 @@ class DeleteOptions:
     precondition_uid: str | None = None
     precondition_resource_version: str | None = None
     dry_run: bool = False
+    orphan_dependents: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,9 @@ class ListOptions:
     limit: int = 0
     continue_token: str | None = None
     resource_version: str | None = None
+    resource_version_match: str | None = None
+    send_initial_events: bool | None = None
+    """None: not asked (classic watch semantics); True/False: a streaming list's choice."""
 
 
 def _encode(obj: Obj) -> bytes:
@@ -160,53 +166,80 @@ class RegistryStore:
                 raise BadRequest(f'field label not supported: {field}')
 
     async def list(self, namespace: str | None, opts: ListOptions) -> Obj:
-        """A list page; resourceVersion=0 is served from the watch cache (whole, as Kubernetes does)."""
+        """A list page, read as upstream reads it.
+
+        resourceVersion "0" (any) is served whole from the watch cache; resourceVersion N with
+        resourceVersionMatch=Exact reads the snapshot at N (410 once compacted); otherwise the
+        latest snapshot, which must be at least N (504 Too large resource version if not). A
+        page cut by `limit` carries a continue token for the same snapshot and, when nothing
+        was filtered out (no selectors), `remainingItemCount`.
+        """
         self.check_field_selector(opts.field_selector)
-        if opts.resource_version == "0" and not opts.continue_token and self.cache is not None:
+        requested = parse_resource_version(opts.resource_version)
+        exact = opts.resource_version_match == "Exact"
+        if requested == 0 and not opts.continue_token and self.cache is not None:
             await self.cache.wait_ready()
             cached, rev = self.cache.list(self.prefix(namespace), lambda o: self.matches(o, opts))
-            return {"kind": self.info.list_kind, "apiVersion": self.info.api_version,
-                    "metadata": {"resourceVersion": str(rev)}, "items": cached}
+            return self._list_object(cached, {"resourceVersion": str(rev)})
         revision, start_key = 0, None
         if opts.continue_token:
-            try:
-                token = json.loads(base64.urlsafe_b64decode(opts.continue_token.encode()))
-                revision, start_key = int(token["rv"]), str(token["start"])
-            except (ValueError, KeyError, TypeError):
-                raise BadRequest("invalid continue token") from None
-            if not start_key.startswith(self.prefix(namespace)):
-                raise BadRequest("invalid continue token")
-        items: list[Obj] = []
-        next_key: str | None = None
-        page = max(opts.limit, 0)
+            if requested:
+                raise BadRequest("specifying resource version is not allowed when using continue")
+            revision, start_key = decode_continue(opts.continue_token, self.prefix(namespace))
+        elif exact and requested:
+            revision = requested
         try:
-            while True:
-                res = await self.storage.list(self.prefix(namespace), revision=revision, limit=page,
-                                              start_key=start_key)
-                revision = res.revision if revision == 0 else revision
-                for kv in res.items:
-                    obj = self.decode(kv.value, kv.mod_revision)
-                    if self.matches(obj, opts):
-                        items.append(obj)
-                        if page and len(items) >= page:
-                            next_key = kv.key + "\x00"
-                            break
-                if next_key is not None or not res.more or not res.items:
-                    if next_key is not None and not res.more and res.items and next_key == res.items[-1].key + "\x00":
-                        next_key = None  # the page ended exactly at the end of the list
-                    break
-                start_key = res.items[-1].key + "\x00"
+            items, revision, next_key, remaining = await self._read_page(namespace, opts, revision, start_key)
         except serr.FutureRevision:
-            raise ApiError(f"Too large resource version: {revision}", reason="Timeout", code=504) from None
+            raise too_large_resource_version(revision, await self._current_revision()) from None
         except serr.Compacted:
-            raise ResourceExpired("The provided continue parameter is too old to display a consistent list result. "
-                                  "You can start a new list without the continue parameter.") from None
+            raise (continue_too_old() if opts.continue_token else list_too_old()) from None
         except serr.Unavailable as e:
             raise ServiceUnavailable(str(e)) from e
+        if requested and revision < requested:
+            raise too_large_resource_version(requested, revision)
         meta: Obj = {"resourceVersion": str(revision)}
         if next_key is not None:
-            meta["continue"] = base64.urlsafe_b64encode(json.dumps({"rv": revision, "start": next_key}).encode()).decode()
+            meta["continue"] = encode_continue(revision, next_key)
+            if remaining is not None:
+                meta["remainingItemCount"] = remaining
+        return self._list_object(items, meta)
+
+    def _list_object(self, items: Objects, meta: Obj) -> Obj:
         return {"kind": self.info.list_kind, "apiVersion": self.info.api_version, "metadata": meta, "items": items}
+
+    async def _current_revision(self) -> int:
+        try:
+            return await self.storage.current_revision()
+        except serr.StorageError:
+            return 0
+
+    async def _read_page(self, namespace: str | None, opts: ListOptions, revision: int,
+                         start_key: str | None) -> tuple[Objects, int, str | None, int | None]:
+        """(matching items, snapshot revision, key to continue from or None, items left or None).
+
+        Reads ranges of the snapshot until `limit` matching items are found or the prefix
+        ends. How many items are left is known only without selectors (every key matches).
+        """
+        items: Objects = []
+        page = max(opts.limit, 0)
+        unfiltered = opts.label_selector.empty() and opts.field_selector.empty()
+        while True:
+            res = await self.storage.list(self.prefix(namespace), revision=revision, limit=page, start_key=start_key)
+            revision = res.revision if revision == 0 else revision
+            for i, kv in enumerate(res.items):
+                obj = self.decode(kv.value, kv.mod_revision)
+                if not self.matches(obj, opts):
+                    continue
+                items.append(obj)
+                if page and len(items) >= page:
+                    if i == len(res.items) - 1 and not res.more:
+                        return items, revision, None, None  # the page ended exactly at the end
+                    left = res.count - (i + 1) if unfiltered else None
+                    return items, revision, kv.key + "\x00", left
+            if not res.more or not res.items:
+                return items, revision, None, None
+            start_key = res.items[-1].key + "\x00"
 
     # --- writes --------------------------------------------------------------------------
     def attributes(self, admission: RequestAdmission, operation: Operation, *, namespace: str | None, name: str,
@@ -382,13 +415,17 @@ class RegistryStore:
                                  admission=admission)
 
     async def delete(self, namespace: str | None, name: str, opts: DeleteOptions, *,
-                     admission: RequestAdmission | None = None) -> Obj:
-        """Delete now, or mark for deletion when grace or finalizers hold the object; returns it."""
+                     admission: RequestAdmission | None = None) -> tuple[Obj, bool]:
+        """Delete now, or mark for deletion when grace or finalizers hold the object.
+
+        Returns the object (as last stored, or as marked) and whether it is gone now, as
+        upstream's Store.Delete does; the REST layer decides what the answer shows.
+        """
         async with contextlib.AsyncExitStack() as held:
             return await self._delete(namespace, name, opts, admission=admission, held=held)
 
     async def _delete(self, namespace: str | None, name: str, opts: DeleteOptions, *,
-                      admission: RequestAdmission | None, held: contextlib.AsyncExitStack) -> Obj:
+                      admission: RequestAdmission | None, held: contextlib.AsyncExitStack) -> tuple[Obj, bool]:
         key = self.key(namespace, name)
         admitted = False
         while True:
@@ -425,23 +462,23 @@ class RegistryStore:
                                       _PROPAGATION_FINALIZERS.values()] + [finalizer]
             if grace == 0 and not meta.get("finalizers") and not self.strategy.holds_deletion(obj):
                 if opts.dry_run:
-                    return obj
+                    return obj, True
                 try:
                     _, rev = await self.storage.delete(key, expected_revision=kv.mod_revision)
                 except serr.RevisionConflict:
                     continue
                 except serr.KeyNotFound:
                     raise self.not_found(name) from None
-                return obj
+                return obj, True
             # Graceful or finalizer-held deletion: mark the object and let its owners finish.
             if pending and (meta.get("deletionGracePeriodSeconds") or 0) == grace:
-                return obj
+                return obj, False
             meta["deletionTimestamp"] = pending if pending and grace else now_rfc3339(grace)
             self.strategy.prepare_for_delete(obj)
             if self.strategy.waits_for_graceful_termination or grace:
                 meta["deletionGracePeriodSeconds"] = grace
             if opts.dry_run:
-                return obj
+                return obj, False
             try:
                 rev = await self.storage.update(key, self.encode(obj), expected_revision=kv.mod_revision)
             except serr.RevisionConflict:
@@ -451,7 +488,8 @@ class RegistryStore:
             meta["resourceVersion"] = str(rev)
             if self._ready_to_remove(obj):
                 await self._remove(key, rev)
-            return obj
+                return obj, True
+            return obj, False
 
     # --- watch ---------------------------------------------------------------------------
     def enable_watch_cache(self, cache: WatchCache) -> None:
@@ -468,30 +506,39 @@ class RegistryStore:
 
         Raises before streaming for a bad request or (from the cache) a too old
         resourceVersion. With no resourceVersion (or "0") the current objects come first as
-        ADDED events. An object that starts or stops matching the selectors arrives as
-        ADDED or DELETED, as in Kubernetes. Events from the cache share their encoded line
-        with every other watcher that receives them.
+        ADDED events. With `sendInitialEvents` the watch is a streaming list (see
+        `watch_list`): its initial state, then (with bookmarks) the initial-events-end
+        BOOKMARK. An object that starts or stops matching the selectors arrives as ADDED or
+        DELETED, as in Kubernetes. Events from the cache share their encoded line with every
+        other watcher that receives them.
         """
         self.check_field_selector(opts.field_selector)
         prefix = self.prefix(namespace)
-        rv = opts.resource_version or ""
-        try:
-            start = None if rv in ("", "0") else int(rv)
-        except ValueError:
-            raise BadRequest(f"invalid resource version: {rv}") from None
+        requested = parse_resource_version(opts.resource_version)
         matches = lambda obj: self.matches(obj, opts)  # noqa: E731
-        if self.cache is not None:
+        streaming = opts.send_initial_events is not None
+        if self.cache is None:
+            return self._etcd_stream(prefix, opts, requested, allow_bookmarks=allow_bookmarks)
+        if streaming:
+            start = await start_watch_list(self, prefix, matches, send_initial_events=bool(opts.send_initial_events),
+                                           requested=requested)
+            watcher, initial, backlog = start.watcher, start.initial, start.backlog
+            initial_end = start.initial_end if allow_bookmarks else None
+        else:
             await self.cache.wait_ready()
-            watcher, initial, backlog = self.cache.watch(prefix, matches, resource_version=start)
-            return self._cached_stream(watcher, initial, backlog, allow_bookmarks, bookmark_interval)
-        return self._etcd_stream(prefix, opts, start)
+            watcher, initial, backlog = self.cache.watch(prefix, matches, resource_version=requested or None)
+            initial_end = None
+        return self._cached_stream(watcher, initial, backlog, allow_bookmarks, bookmark_interval, initial_end)
 
     async def _cached_stream(self, watcher: CacheWatcher, initial: Objects, backlog: Events,
-                             allow_bookmarks: bool, bookmark_interval: float) -> AsyncIterator[WatchEvent]:
+                             allow_bookmarks: bool, bookmark_interval: float,
+                             initial_end: int | None = None) -> AsyncIterator[WatchEvent]:
         assert self.cache is not None
         try:
             for obj in initial:
                 yield WatchEvent("ADDED", obj)
+            if initial_end is not None:
+                yield initial_events_end(self.info.kind, self.info.api_version, initial_end)
             for event in backlog:
                 yield event
             while True:
@@ -516,8 +563,11 @@ class RegistryStore:
         return WatchEvent("BOOKMARK", {"kind": self.info.kind, "apiVersion": self.info.api_version,
                                        "metadata": {"resourceVersion": str(revision)}})
 
-    async def _etcd_stream(self, prefix: str, opts: ListOptions, start: int | None) -> AsyncIterator[WatchEvent]:
-        if start is None:
+    async def _etcd_stream(self, prefix: str, opts: ListOptions, requested: int | None, *,
+                           allow_bookmarks: bool) -> AsyncIterator[WatchEvent]:
+        """A watch straight from etcd (no watch cache): the same semantics, without waiting."""
+        send = opts.send_initial_events
+        if send or (send is None and not requested):
             try:
                 res = await self.storage.list(prefix)
             except serr.Unavailable as e:
@@ -527,8 +577,12 @@ class RegistryStore:
                 obj = self.decode(kv.value, kv.mod_revision)
                 if self.matches(obj, opts):
                     yield WatchEvent("ADDED", obj)
+            if send and allow_bookmarks:
+                yield initial_events_end(self.info.kind, self.info.api_version, after)
+        elif requested:
+            after = requested
         else:
-            after = start
+            after = await self.storage.current_revision()
         try:
             async for ev in self.storage.watch(prefix, after_revision=after):
                 out = self._translate(ev, opts)

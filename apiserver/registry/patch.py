@@ -15,11 +15,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["PatchError", "merge_patch", "json_patch", "strategic_merge_patch", "MERGE_KEYS"]
+__all__ = ["PatchError", "JsonPatchFailed", "merge_patch", "json_patch", "strategic_merge_patch", "MERGE_KEYS"]
 
 
 class PatchError(ValueError):
     """The patch cannot be applied to the document."""
+
+
+class JsonPatchFailed(PatchError):
+    """A well-formed JSON patch whose operations do not apply (a failed `test`, a missing path):
+    upstream answers these 422, and only a patch that is not a list of objects 400."""
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -105,31 +110,44 @@ def _add(doc: Any, path: str, value: Any, *, replace: bool = False) -> Any:
 
 
 def json_patch(target: Any, operations: Any) -> Any:
-    if not isinstance(operations, list):
+    """Apply RFC 6902 `operations`; PatchError when they are not a list of objects, JsonPatchFailed
+    when one does not apply."""
+    if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
         raise PatchError("a JSON patch must be a list of operations")
     doc = copy.deepcopy(target)
     for op in operations:
-        if not isinstance(op, dict) or "op" not in op or "path" not in op:
-            raise PatchError(f"invalid JSON patch operation: {op!r}")
-        kind, path = op["op"], op["path"]
-        if kind in ("add", "replace", "test") and "value" not in op:
-            raise PatchError(f"operation {kind!r} needs a value")
-        if kind == "add":
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
-        elif kind == "remove":
-            _remove(doc, path)
-        elif kind == "replace":
-            doc = _add(doc, path, copy.deepcopy(op["value"]), replace=True)
-        elif kind in ("move", "copy"):
-            if "from" not in op:
-                raise PatchError(f"operation {kind!r} needs from")
-            value = _remove(doc, op["from"]) if kind == "move" else copy.deepcopy(_get(doc, op["from"]))
-            doc = _add(doc, path, value)
-        elif kind == "test":
-            if _get(doc, path) != op["value"]:
-                raise PatchError(f"testing value {path} failed")
-        else:
-            raise PatchError(f"unknown JSON patch operation {kind!r}")
+        try:
+            doc = _apply_operation(doc, op)
+        except JsonPatchFailed:
+            raise
+        except PatchError as e:
+            raise JsonPatchFailed(str(e)) from None
+    return doc
+
+
+def _apply_operation(doc: Any, op: dict[str, Any]) -> Any:
+    """One operation on `doc` (changed in place where it can be); PatchError when it does not apply."""
+    if "op" not in op or "path" not in op:
+        raise PatchError(f"invalid JSON patch operation: {op!r}")
+    kind, path = op["op"], op["path"]
+    if kind in ("add", "replace", "test") and "value" not in op:
+        raise PatchError(f"operation {kind!r} needs a value")
+    if kind == "add":
+        doc = _add(doc, path, copy.deepcopy(op["value"]))
+    elif kind == "remove":
+        _remove(doc, path)
+    elif kind == "replace":
+        doc = _add(doc, path, copy.deepcopy(op["value"]), replace=True)
+    elif kind in ("move", "copy"):
+        if "from" not in op:
+            raise PatchError(f"operation {kind!r} needs from")
+        value = _remove(doc, op["from"]) if kind == "move" else copy.deepcopy(_get(doc, op["from"]))
+        doc = _add(doc, path, value)
+    elif kind == "test":
+        if _get(doc, path) != op["value"]:
+            raise PatchError(f"testing value {path} failed")
+    else:
+        raise PatchError(f"unknown JSON patch operation {kind!r}")
     return doc
 
 

@@ -12,6 +12,8 @@ as in Kubernetes. If the etcd watch itself fails past recovery (compaction while
 disconnected), the cache relists and terminates its watchers, which then resume or relist.
 Everything runs on the API server's event loop: dispatch is synchronous, so a snapshot and
 a watcher registration taken without an intervening await are consistent with each other.
+`wait_until_fresh` lets a request that needs state at least as new as some revision (a
+streaming list's resourceVersion) wait, boundedly, for the cache to get there.
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ class WatchCache:
         self.oldest_revision = 0  # watches from revisions >= this can be served from the window
         self.watchers: set[CacheWatcher] = set()
         self._ready = asyncio.Event()
+        self._advanced = asyncio.Event()  # set (and replaced) when `revision` moves on and someone waits
+        self._waiting = 0
 
     def is_ready(self) -> bool:
         return self._ready.is_set()
@@ -115,6 +119,26 @@ class WatchCache:
         except asyncio.TimeoutError:
             raise ServiceUnavailable("the watch cache is not initialized yet, try again") from None
 
+    async def wait_until_fresh(self, revision: int, timeout: float) -> bool:
+        """Wait until the cache has seen `revision` (True), or `timeout` seconds passed (False)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        self._waiting += 1
+        try:
+            while self.revision < revision:
+                try:
+                    await asyncio.wait_for(self._advanced.wait(), max(deadline - loop.time(), 0))
+                except TimeoutError:
+                    return self.revision >= revision
+            return True
+        finally:
+            self._waiting -= 1
+
+    def _moved_on(self) -> None:
+        if self._waiting:
+            advanced, self._advanced = self._advanced, asyncio.Event()
+            advanced.set()
+
     async def _relist(self) -> None:
         res = await self.storage.list(self.prefix)
         self.objects = {kv.key: self.decode(kv.value, kv.mod_revision) for kv in res.items}
@@ -124,6 +148,7 @@ class WatchCache:
             w.terminate()
         self.watchers.clear()
         self._ready.set()
+        self._moved_on()
 
     async def run(self) -> None:
         """Keep the cache in step with etcd until cancelled."""
@@ -145,6 +170,7 @@ class WatchCache:
     def _apply(self, ev: Any) -> None:
         if ev.type == "PROGRESS":
             self.revision = max(self.revision, ev.revision)
+            self._moved_on()
             return
         obj = self.decode(ev.value, ev.revision)
         prev = self.objects.get(ev.key)
@@ -157,6 +183,7 @@ class WatchCache:
             self.oldest_revision = self.events[0].revision
         self.events.append(cached)
         self.revision = ev.revision
+        self._moved_on()
         slow = [w for w in self.watchers if not w.offer(cached)]
         for w in slow:
             logger.info("Terminating a watcher that cannot keep up", extra={"prefix": w.prefix})

@@ -333,7 +333,8 @@ class Etcd3Storage:
         except Compacted as e:
             raise Compacted(revision, await self._compacted_revision()) from e.__cause__
         items = [_kv(kv) for kv in resp.kvs]
-        return ListResult(items=items, revision=revision or int(resp.header.revision), more=bool(resp.more))
+        return ListResult(items=items, revision=revision or int(resp.header.revision), more=bool(resp.more),
+                          count=int(resp.count))
 
     async def count(self, prefix: str) -> int:
         key, range_end = _prefix_range(prefix)

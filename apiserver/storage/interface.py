@@ -54,6 +54,9 @@ class ListResult:
     """The store revision the list was read at."""
     more: bool
     """True when `limit` cut the result; continue from the key after the last item."""
+    count: int = 0
+    """How many keys the range read holds (from `start_key` to the end of the prefix) at that
+    revision: len(items) unless `limit` cut it, so `count - len(items)` keys remain."""
 
 
 @dataclass(frozen=True)

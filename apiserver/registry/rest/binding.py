@@ -1,7 +1,12 @@
-"""pods/binding: the scheduler's one write, setting `spec.nodeName` and PodScheduled.
+"""pods/binding and the bindings collection: the scheduler's one write, setting `spec.nodeName`
+and PodScheduled.
 
-A pod is bound once: binding a pod that already has a node, that is being deleted, or whose
-UID differs from the binding's is 409 Conflict with upstream's wording.
+Mirrors upstream's BindingREST and LegacyBindingREST: `POST pods/{name}/binding` and
+`POST namespaces/{ns}/bindings` (the pod named by the Binding's metadata.name) share this
+code. The name in the URL, when there is one, must be the Binding's (400 otherwise). A pod
+is bound once: binding a pod that already has a node, that is being deleted, or whose UID
+differs from the binding's is 409 Conflict with upstream's wording. The answer is
+`Status{status: Success, code: 201}`.
 """
 
 from __future__ import annotations
@@ -25,12 +30,20 @@ class BindingStorage:
         self.pods = pods
 
     async def create(self, ctx: Context, name: str | None, obj: Obj) -> Obj:
+        meta = obj.get("metadata") or {}
+        pod_name = str(meta.get("name") or "")
+        if name is not None and name != pod_name:
+            raise BadRequest("name in URL does not match name in Binding object")
+        if not pod_name:
+            raise BadRequest("metadata.name: Required value: name or generateName is required")
         target = obj.get("target") or {}
         node = target.get("name") if isinstance(target, dict) else None
-        if not node or name is None:
-            raise BadRequest("binding target name is required")
-        uid = (obj.get("metadata") or {}).get("uid")
-        pod_name = name
+        if not node:
+            raise BadRequest("target.name: Required value")
+        if isinstance(target, dict) and target.get("kind") not in (None, "", "Node"):
+            raise BadRequest(f'target.kind: Unsupported value: "{target.get("kind")}": supported values: "Node", '
+                             f'"<empty>"')
+        uid = meta.get("uid")
 
         def assign(pod: Obj) -> Obj:
             meta, spec = pod["metadata"], pod.setdefault("spec", {})
@@ -48,6 +61,6 @@ class BindingStorage:
             status["conditions"] = conditions
             return pod
 
-        await self.pods.patch(ctx.namespace, name, assign, subresource="binding", dry_run=ctx.dry_run,
+        await self.pods.patch(ctx.namespace, pod_name, assign, subresource="binding", dry_run=ctx.dry_run,
                               manager=ctx.field_manager, admission=ctx.admission)
         return success()

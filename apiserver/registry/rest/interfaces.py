@@ -87,7 +87,9 @@ class Updater(Protocol):
 
 @runtime_checkable
 class GracefulDeleter(Protocol):
-    async def delete(self, ctx: Context, name: str, opts: DeleteOptions) -> Obj: ...
+    async def delete(self, ctx: Context, name: str, opts: DeleteOptions) -> tuple[Obj, bool]:
+        """Delete `name`; (the answer to send, whether the object is gone now rather than pending)."""
+        ...
 
 
 @runtime_checkable

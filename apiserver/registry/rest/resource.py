@@ -2,7 +2,11 @@
 
 Mirrors apiserver's registry/generic/registry.Store as a REST storage. The request's
 namespace is already resolved by the router (None for cluster-scoped kinds and for lists
-across namespaces).
+across namespaces). A delete that removes the object at once answers, as upstream, with a
+`Status{status: Success}` naming it (name, group, kind = the resource, uid), except for the
+kinds whose upstream storage sets ReturnDeletedObject (pods, namespaces, serviceaccounts,
+resourcequotas), which answer with the object; a delete still pending (grace period,
+finalizers) answers with the object as marked.
 """
 
 from __future__ import annotations
@@ -12,15 +16,20 @@ from typing import AsyncIterator
 from apiserver.registry.generic import DeleteOptions, ListOptions, RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj, UpdateFunc
 from apiserver.registry.watch_event import WatchEvent
-from kube.errors import NotFound
+from kube.errors import NotFound, status_details
 
-__all__ = ["ResourceStorage"]
+__all__ = ["ResourceStorage", "RETURNS_DELETED_OBJECT"]
+
+RETURNS_DELETED_OBJECT = frozenset({("", "pods"), ("", "namespaces"), ("", "serviceaccounts"), ("", "resourcequotas")})
+"""(group, resource) whose immediate delete answers with the object (upstream ReturnDeletedObject)."""
 
 
 class ResourceStorage:
-    def __init__(self, store: RegistryStore) -> None:
+    def __init__(self, store: RegistryStore, *, return_deleted_object: bool | None = None) -> None:
         self.store = store
         self.kind = Kind(store.info.group, store.info.version, store.info.kind)
+        self.return_deleted_object = (store.info.group, store.info.plural) in RETURNS_DELETED_OBJECT \
+            if return_deleted_object is None else return_deleted_object
 
     async def get(self, ctx: Context, name: str) -> Obj:
         return await self.store.get(ctx.namespace, name)
@@ -45,8 +54,15 @@ class ResourceStorage:
                                           manager=ctx.field_manager, admission=ctx.admission)
         return created, True
 
-    async def delete(self, ctx: Context, name: str, opts: DeleteOptions) -> Obj:
-        return await self.store.delete(ctx.namespace, name, opts, admission=ctx.admission)
+    async def delete(self, ctx: Context, name: str, opts: DeleteOptions) -> tuple[Obj, bool]:
+        obj, deleted = await self.store.delete(ctx.namespace, name, opts, admission=ctx.admission)
+        if not deleted or self.return_deleted_object:
+            return obj, deleted
+        meta = obj.get("metadata") or {}
+        details = {"name": meta.get("name", name), "group": self.store.info.group, "kind": self.store.info.plural,
+                   "uid": meta.get("uid")}
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                "details": status_details(details)}, True
 
     async def delete_collection(self, ctx: Context, opts: DeleteOptions, list_opts: ListOptions) -> Obj:
         """Delete every object the selectors match; the list of what was matched."""
