@@ -17,6 +17,7 @@ import logging
 from contextlib import AsyncExitStack
 
 from controllers.common.timeutil import utc_now
+from controllers.clusterroleaggregation import ClusterRoleAggregationController
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
@@ -40,6 +41,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "namespace": NamespaceController,
     "garbagecollector": GarbageCollector,
     "nodelifecycle": NodeLifecycleController,
+    "clusterrole-aggregation": ClusterRoleAggregationController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 
