@@ -25,6 +25,7 @@ from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
 from controllers.replicaset import ReplicaSetController
+from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
@@ -42,6 +43,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "garbagecollector": GarbageCollector,
     "nodelifecycle": NodeLifecycleController,
     "clusterrole-aggregation": ClusterRoleAggregationController,
+    "root-ca-cert-publisher": RootCACertPublisher,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

@@ -28,8 +28,7 @@ LEASES_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "v
 
 @pytest.fixture(scope="module")
 def manager(api: ApiServerHarness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
-    proc = api.component("controllers", identity="controller-manager",
-                         log_path=tmp_path_factory.mktemp("cm") / "controller-manager.log").start()
+    proc = api.controller_manager(log_path=tmp_path_factory.mktemp("cm") / "controller-manager.log").start()
     try:
         yield proc
     finally:
