@@ -16,7 +16,8 @@ import pytest
 from apiserver.endpoints.tables import to_table
 from kube.testing.apiserver import ApiServerHarness
 
-KUBECTL = str(Path(shutil.which("kubectl") or "/usr/bin/kubectl").resolve().parent / "kubectl")
+SDK_BIN = Path(shutil.which("kubectl") or "/usr/bin/kubectl").resolve().parent
+VERSIONS = [v for v in ("kubectl", "kubectl.1.27", "kubectl.1.33") if (SDK_BIN / v).exists()]
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
 NS = "tables"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -26,9 +27,9 @@ def ago(seconds: int) -> str:
     return (NOW - timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def kubectl(api: ApiServerHarness, tmp_path: Path, *args: str) -> list[list[str]]:
+def kubectl(api: ApiServerHarness, tmp_path: Path, *args: str, binary: str = "kubectl") -> list[list[str]]:
     """`kubectl ARGS` as the admin, its output split into rows of whitespace-separated words."""
-    out = subprocess.run([KUBECTL, "--kubeconfig", str(api.kubeconfig("admin")), "--cache-dir", str(tmp_path),
+    out = subprocess.run([str(SDK_BIN / binary), "--kubeconfig", str(api.kubeconfig("admin")), "--cache-dir", str(tmp_path),
                           *args], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return [line.split() for line in out.stdout.splitlines()]
@@ -149,9 +150,10 @@ def objects(admin_http: httpx.Client) -> None:
         assert resp.status_code == 201, resp.text
 
 
-def test_kubectl_prints_upstream_columns(api: ApiServerHarness, objects: None, tmp_path: Path) -> None:
+@pytest.mark.parametrize("binary", VERSIONS)
+def test_kubectl_prints_upstream_columns(api: ApiServerHarness, objects: None, tmp_path: Path, binary: str) -> None:
     def k(*args: str) -> list[list[str]]:
-        return kubectl(api, tmp_path, "-n", NS, *args)
+        return kubectl(api, tmp_path, "-n", NS, *args, binary=binary)
 
     for what, header, first_cells in [
         (("sa", "robot"), ["NAME", "SECRETS", "AGE"], ["robot", "0"]),
