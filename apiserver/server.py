@@ -3,8 +3,8 @@
 `assemble` connects to etcd and builds the parts in dependency order: the resource registry
 (one generic store per kind, with its REST storages), the watch caches, the authorizer over
 their listers, the admission chain, the resource handler and the request pipeline.
-`ApiServer.start` runs the watch caches and the compactor, ensures the bootstrap policy and
-namespaces, and returns once the RBAC authorizer's caches hold the bootstrap policy, so a
+`ApiServer.start` runs the watch caches and the compactor, ensures the bootstrap policy,
+namespaces and system PriorityClasses, and returns once the RBAC authorizer's caches hold the bootstrap policy, so a
 component the bootstrap policy authorizes is never refused for a cold cache. `stop` ends
 every background task and closes what `assemble` opened.
 """
@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.defaults import default_admission
+from apiserver.admission.plugins.priority import SYSTEM_PRIORITY_CLASSES
 from apiserver.audit import AuditLog
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.authn.authenticator import Authenticator
@@ -44,6 +45,20 @@ from kube.resources import RESOURCES, VIRTUAL_KINDS
 __all__ = ["ApiServer", "assemble"]
 
 logger = logging.getLogger(__name__)
+
+_SYSTEM_PRIORITY_CLASS_DESCRIPTIONS = {
+    "system-node-critical": "Used for system critical pods that must not be moved from their current node.",
+    "system-cluster-critical": "Used for system critical pods that must run in the cluster, but can be moved to "
+                               "another node if necessary.",
+}
+
+
+def _system_priority_classes() -> list[dict[str, Any]]:
+    """The built-in PriorityClasses kube-apiserver creates at start (scheduling's bootstrap hook)."""
+    return [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+             "value": value, "globalDefault": False, "preemptionPolicy": "PreemptLowerPriority",
+             "description": _SYSTEM_PRIORITY_CLASS_DESCRIPTIONS[name]}
+            for name, value in SYSTEM_PRIORITY_CLASSES.items()]
 
 
 class ApiServer:
@@ -79,15 +94,17 @@ class ApiServer:
             await self.storage.close()
 
     async def _bootstrap(self) -> None:
-        """The bootstrap RBAC policy and namespaces; what exists already is left as it is."""
+        """The bootstrap RBAC policy, namespaces and system PriorityClasses; what exists is left as it is."""
         wanted: list[tuple[RegistryStore, dict[str, Any]]] = [
             (self._store(plural), obj) for plural, obj in bootstrap_policy()]
         namespaces = self.registry.store("namespaces")
         wanted += [(namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
                    for name in self.config.bootstrap_namespaces]
+        wanted += [(self._store("priorityclasses"), pc) for pc in _system_priority_classes()]
         for store, obj in wanted:
+            manager = "rbac-bootstrap" if obj["apiVersion"].startswith("rbac.") else None
             try:
-                await store.create(None, obj, manager="rbac-bootstrap" if store is not namespaces else None)
+                await store.create(None, obj, manager=manager)
             except ApiError as e:
                 if e.code != 409:
                     raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from controllers.config import LEASE, USER_AGENT, ControllerManagerConfig
 from controllers.manager import run_controller_manager
@@ -25,6 +26,16 @@ from kube.component import (
 PROG = "python -m controllers"
 
 
+def _check_root_ca_file(path: str) -> None:
+    """Refuse, as kube-controller-manager does, a --root-ca-file that holds no PEM certificate."""
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"error reading root-ca-file at {path}: {e}") from None
+    if "-----BEGIN CERTIFICATE-----" not in text:
+        raise UsageError(f"error parsing root-ca-file at {path}: no certificate found")
+
+
 def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
     """The config the flags ask for; argparse exits 2 on a malformed flag, UsageError on a bad value."""
     parser = argparse.ArgumentParser(prog=PROG, description="picokube controller-manager")
@@ -38,16 +49,22 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                         help="seconds a node may go without renewing its Lease before it is Unknown (default 40)")
     parser.add_argument("--node-monitor-period", type=float, default=5.0,
                         help="seconds between checks of every node's health (default 5)")
+    parser.add_argument("--root-ca-file", default=None,
+                        help="CA bundle to publish as the kube-root-ca.crt ConfigMap in every namespace "
+                             "(default: the kubeconfig's CA)")
     add_leader_election_flags(parser, lease=LEASE, what="run the controllers")
     args = parser.parse_args(argv)
     if args.concurrent_deployment_syncs < 1 or args.concurrent_replicaset_syncs < 1:
         raise UsageError("--concurrent-*-syncs must be at least 1")
+    if args.root_ca_file is not None:
+        _check_root_ca_file(args.root_ca_file)
     return ControllerManagerConfig(kubeconfig=args.kubeconfig,
                                    concurrent_deployment_syncs=args.concurrent_deployment_syncs,
                                    concurrent_replicaset_syncs=args.concurrent_replicaset_syncs,
                                    log_level=args.log_level,
                                    node_monitor_grace_period=args.node_monitor_grace_period,
                                    node_monitor_period=args.node_monitor_period,
+                                   root_ca_file=args.root_ca_file,
                                    leader_election=leader_election_from_flags(args, lease=LEASE))
 
 

@@ -23,5 +23,8 @@ class ControllerManagerConfig:
     """Seconds without a Lease renewal before a node is Unknown and tainted unreachable."""
     node_monitor_period: float = 5.0
     """Seconds between two looks at every node."""
+    root_ca_file: str | None = None
+    """With --root-ca-file: the CA bundle published as kube-root-ca.crt in every namespace
+    (without it, the CA the kubeconfig trusts)."""
     leader_election: LeaderElection | None = None
     """With --leader-elect: act only while holding the Lease kube-system/kube-controller-manager."""

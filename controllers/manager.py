@@ -17,6 +17,7 @@ import logging
 from contextlib import AsyncExitStack
 
 from controllers.common.timeutil import utc_now
+from controllers.clusterroleaggregation import ClusterRoleAggregationController
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
@@ -24,6 +25,7 @@ from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
 from controllers.replicaset import ReplicaSetController
+from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
@@ -40,6 +42,8 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "namespace": NamespaceController,
     "garbagecollector": GarbageCollector,
     "nodelifecycle": NodeLifecycleController,
+    "clusterrole-aggregation": ClusterRoleAggregationController,
+    "root-ca-cert-publisher": RootCACertPublisher,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

@@ -131,6 +131,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
     grace = config.node_monitor_grace_period
     specs.append(python("controller-manager", "controllers",
                         "--kubeconfig", str(config.kubeconfig_for("controller-manager")),
+                        "--root-ca-file", str(pki.ca_cert),
                         # Nodes are checked four times per grace period, at most every 5 s as upstream.
                         *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
                           if grace is not None else ())))

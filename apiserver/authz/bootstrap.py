@@ -1,7 +1,15 @@
 """The bootstrap RBAC policy the API server ensures at start, as kube-apiserver's
-`system:*` roles do: cluster-admin for system:masters, discovery and self-review for every
-authenticated user, service account issuer discovery for every service account, and the
-controller-manager's and scheduler's roles."""
+bootstrappolicy does: cluster-admin for system:masters; discovery and self-review for every
+authenticated user; health and version for everyone (system:public-info-viewer); service
+account issuer discovery for every service account; the controller-manager's and
+scheduler's roles; and the user-facing `admin`, `edit` and `view` roles.
+
+`admin`, `edit` and `view` carry no rules of their own: each has an aggregationRule, and the
+clusterrole-aggregation controller fills its rules from the ClusterRoles labelled
+`rbac.authorization.k8s.io/aggregate-to-<role>: "true"` (the `system:aggregate-to-*` roles
+below, and anything a user adds). `edit` is itself labelled aggregate-to-admin and `view`
+aggregate-to-edit, so admin ⊇ edit ⊇ view, as upstream.
+"""
 
 from __future__ import annotations
 
@@ -14,19 +22,95 @@ _READ = ["get", "list", "watch"]
 _ALL = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]
 
 
-def _cluster_role(name: str, rules: list[Obj]) -> Obj:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-                         "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
-            "rules": rules}
+_AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
+_WRITE = ["create", "update", "patch", "delete", "deletecollection"]
 
 
-def _binding(name: str, role: str, subject_kind: str, subject: str) -> Obj:
+def _metadata(name: str, labels: dict[str, str] | None = None) -> Obj:
+    return {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
+
+
+def _cluster_role(name: str, rules: list[Obj], *, aggregate_to: str | None = None,
+                  aggregates: str | None = None) -> Obj:
+    """A ClusterRole; `aggregate_to` labels it into that role, `aggregates` makes it an aggregated role."""
+    role: Obj = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                 "metadata": _metadata(name, {f"{_AGGREGATE}{aggregate_to}": "true"} if aggregate_to else None),
+                 "rules": rules}
+    if aggregates:
+        role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {f"{_AGGREGATE}{aggregates}": "true"}}]}
+    return role
+
+
+def _binding(name: str, role: str, *subjects: tuple[str, str]) -> Obj:
     return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-                         "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
+            "metadata": _metadata(name),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": subject_kind, "name": subject}]}
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": subject}
+                         for kind, subject in subjects]}
+
+
+def _rule(verbs: list[str], groups: list[str], resources: list[str]) -> Obj:
+    return {"apiGroups": groups, "resources": resources, "verbs": verbs}
+
+
+def _user_facing_roles() -> list[Obj]:
+    """admin, edit, view and the system:aggregate-to-* roles that fill them: upstream's rules,
+    less those for feature-gated groups (resource.k8s.io), so kubectl auth can-i agrees."""
+    view_rules = [
+        _rule(_READ, [""], ["pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts",
+                            "services", "services/status", "endpoints", "persistentvolumeclaims",
+                            "persistentvolumeclaims/status", "configmaps"]),
+        _rule(_READ, [""], ["limitranges", "resourcequotas", "bindings", "pods/status", "resourcequotas/status",
+                            "namespaces/status", "replicationcontrollers/status", "pods/log"]),
+        _rule(_READ, [""], ["namespaces"]),
+        _rule(_READ, ["", "events.k8s.io"], ["events"]),
+        _rule(_READ, ["discovery.k8s.io"], ["endpointslices"]),
+        _rule(_READ, ["apps"], ["controllerrevisions", "statefulsets", "statefulsets/status", "statefulsets/scale",
+                                "daemonsets", "daemonsets/status", "deployments", "deployments/status",
+                                "deployments/scale", "replicasets", "replicasets/status", "replicasets/scale"]),
+        _rule(_READ, ["autoscaling"], ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
+        _rule(_READ, ["batch"], ["jobs", "cronjobs", "cronjobs/status", "jobs/status"]),
+        _rule(_READ, ["extensions"], ["daemonsets", "daemonsets/status", "deployments", "deployments/scale",
+                                      "deployments/status", "ingresses", "ingresses/status", "replicasets",
+                                      "replicasets/scale", "replicasets/status", "replicationcontrollers/scale",
+                                      "networkpolicies"]),
+        _rule(_READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
+        _rule(_READ, ["networking.k8s.io"], ["networkpolicies", "ingresses", "ingresses/status"]),
+    ]
+    edit_rules = [
+        _rule(_READ, [""], ["pods/attach", "pods/proxy", "pods/exec", "pods/portforward", "secrets",
+                            "services/proxy"]),
+        _rule(["impersonate"], [""], ["serviceaccounts"]),
+        _rule(_WRITE, [""], ["pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward"]),
+        _rule(["create"], [""], ["pods/eviction"]),
+        _rule(_WRITE, [""], ["replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts", "services",
+                             "services/proxy", "persistentvolumeclaims", "configmaps", "secrets"]),
+        _rule(["create"], [""], ["serviceaccounts/token"]),
+        _rule(_WRITE, ["", "events.k8s.io"], ["events"]),
+        _rule(_WRITE, ["apps"], ["statefulsets", "statefulsets/scale", "daemonsets", "deployments",
+                                 "deployments/scale", "deployments/rollback", "replicasets", "replicasets/scale"]),
+        _rule(_WRITE, ["autoscaling"], ["horizontalpodautoscalers"]),
+        _rule(_WRITE, ["batch"], ["jobs", "cronjobs"]),
+        _rule(_WRITE, ["extensions"], ["daemonsets", "deployments", "deployments/scale", "deployments/rollback",
+                                       "ingresses", "replicasets", "replicasets/scale", "replicationcontrollers/scale",
+                                       "networkpolicies"]),
+        _rule(_WRITE, ["policy"], ["poddisruptionbudgets"]),
+        _rule(_WRITE, ["networking.k8s.io"], ["networkpolicies", "ingresses"]),
+        _rule(_ALL, ["coordination.k8s.io"], ["leases"]),
+    ]
+    admin_rules = [
+        _rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
+        _rule(_ALL, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"]),
+    ]
+    return [
+        _cluster_role("admin", [], aggregates="admin"),
+        _cluster_role("edit", [], aggregate_to="admin", aggregates="edit"),
+        _cluster_role("view", [], aggregate_to="edit", aggregates="view"),
+        _cluster_role("system:aggregate-to-admin", admin_rules, aggregate_to="admin"),
+        _cluster_role("system:aggregate-to-edit", edit_rules, aggregate_to="edit"),
+        _cluster_role("system:aggregate-to-view", view_rules, aggregate_to="view"),
+    ]
 
 
 def bootstrap_policy() -> list[tuple[str, Obj]]:
@@ -40,9 +124,11 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _cluster_role("system:service-account-issuer-discovery", [
             {"nonResourceURLs": ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
                                  "/openid/v1/jwks", "/openid/v1/jwks/"], "verbs": ["get"]}]),
-        _cluster_role("system:basic-user", [{"apiGroups": ["authorization.k8s.io"],
-                                             "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                                             "verbs": ["create"]}]),
+        _cluster_role("system:basic-user", [
+            _rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
+            _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
+        _cluster_role("system:public-info-viewer", [
+            {"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"], "verbs": ["get"]}]),
         _cluster_role("system:kube-controller-manager", [
             # Its controllers together read everything and manage workloads, their pods, events,
             # leases for leader election, nodes' taints and status, and namespaces' deletion.
@@ -56,6 +142,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _ALL},
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
              "verbs": ["get", "list", "watch", "delete", "deletecollection"]},
+            # clusterrole-aggregation writes aggregated roles' rules (upstream grants it escalate too).
+            {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+             "verbs": ["get", "list", "watch", "update", "patch", "escalate"]},
             {"apiGroups": ["", "policy"], "resources": ["pods/eviction"], "verbs": ["create"]},
         ]),
         _cluster_role("system:kube-scheduler", [
@@ -68,15 +157,18 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
              "verbs": ["create", "get", "update", "patch", "list", "watch"]},
         ]),
+        *_user_facing_roles(),
     ]
     bindings = [
-        _binding("cluster-admin", "cluster-admin", "Group", "system:masters"),
-        _binding("system:discovery", "system:discovery", "Group", "system:authenticated"),
-        _binding("system:basic-user", "system:basic-user", "Group", "system:authenticated"),
-        _binding("system:service-account-issuer-discovery", "system:service-account-issuer-discovery", "Group",
-                 "system:serviceaccounts"),
-        _binding("system:kube-controller-manager", "system:kube-controller-manager", "User",
-                 "system:kube-controller-manager"),
-        _binding("system:kube-scheduler", "system:kube-scheduler", "User", "system:kube-scheduler"),
+        _binding("cluster-admin", "cluster-admin", ("Group", "system:masters")),
+        _binding("system:discovery", "system:discovery", ("Group", "system:authenticated")),
+        _binding("system:basic-user", "system:basic-user", ("Group", "system:authenticated")),
+        _binding("system:public-info-viewer", "system:public-info-viewer", ("Group", "system:authenticated"),
+                 ("Group", "system:unauthenticated")),
+        _binding("system:service-account-issuer-discovery", "system:service-account-issuer-discovery",
+                 ("Group", "system:serviceaccounts")),
+        _binding("system:kube-controller-manager", "system:kube-controller-manager",
+                 ("User", "system:kube-controller-manager")),
+        _binding("system:kube-scheduler", "system:kube-scheduler", ("User", "system:kube-scheduler")),
     ]
     return [("clusterroles", r) for r in roles] + [("clusterrolebindings", b) for b in bindings]

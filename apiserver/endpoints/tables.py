@@ -1,187 +1,436 @@
 """Server-side printing: `meta.k8s.io/v1 Table` responses with kubectl's columns.
 
 kubectl asks for `Accept: application/json;as=Table;v=v1;g=meta.k8s.io` and prints what
-comes back; without Tables it can only show NAME and AGE. Columns and cell values follow
-Kubernetes' printers (pkg/printers/internalversion); priority 1 columns appear with -o wide.
+comes back, so the server decides the columns. They follow Kubernetes' printers
+(pkg/printers/internalversion): the same column names, types and order, and priority 1 for
+the columns kubectl shows only with `-o wide`. Like kube-apiserver, every row carries the
+wide cells too; the client drops what it does not show. Kinds without a printer there
+(roles, clusterroles, limitranges) get the generic `NAME, CREATED AT` table of the
+apiserver's default table convertor.
+
+Guarantees: one row per item, cells in column order, never an exception for a malformed
+object (missing fields print as upstream prints zero values).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
 from kube.humanize import human_duration
 from kube.selectors import format_label_selector, selector_from_label_selector
 
-__all__ = ["wants_table", "to_table", "human_duration"]
+__all__ = ["wants_table", "to_table", "human_duration", "pod_status_reason"]
 
 Obj = dict[str, Any]
-Column = tuple[str, str, int]  # name, type, priority
+Cells = Callable[[Obj, datetime], list[Any]]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str = "string"
+    priority: int = 0
+    description: str = ""
+    format: str = ""
+
+
+@dataclass(frozen=True)
+class Printer:
+    columns: tuple[Column, ...]
+    cells: Cells
+    conditions: Callable[[Obj], list[Obj]] | None = None
 
 
 def wants_table(accept: str) -> bool:
     return any("as=Table" in part and "g=meta.k8s.io" in part for part in accept.split(","))
 
 
-def _age(ts: str | None) -> str:
-    if not ts:
-        return "<unknown>"
+def _time(ts: Any) -> datetime | None:
+    if not ts or not isinstance(ts, str):
+        return None
     try:
-        t = datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+        return datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
     except ValueError:
-        return "<unknown>"
-    return human_duration((datetime.now(timezone.utc) - t).total_seconds())
+        return None
+
+
+def _since(ts: Any, now: datetime) -> str:
+    """translateTimestampSince: `<unknown>` for a zero time, else the human duration."""
+    t = _time(ts)
+    return "<unknown>" if t is None else human_duration((now - t).total_seconds())
 
 
 def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
 
-def pod_status_reason(pod: Obj) -> str:
-    status, meta = pod.get("status") or {}, _meta(pod)
-    reason = status.get("reason") or status.get("phase") or "Pending"
-    init_statuses = status.get("initContainerStatuses") or []
-    initializing = False
-    for i, cs in enumerate(init_statuses):
+def _name(obj: Obj) -> str:
+    return str(_meta(obj).get("name") or "")
+
+
+def _age(obj: Obj, now: datetime) -> str:
+    return _since(_meta(obj).get("creationTimestamp"), now)
+
+
+# --- Pods -------------------------------------------------------------------------------
+
+def _restartable(container: Obj | None) -> bool:
+    """A sidecar: an init container with restartPolicy Always."""
+    return bool(container) and (container or {}).get("restartPolicy") == "Always"
+
+
+def _condition_true(status: Obj, type_: str) -> bool:
+    return any(c.get("type") == type_ and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+def _terminated_reason(term: Obj, prefix: str = "") -> str:
+    if term.get("reason"):
+        return f"{prefix}{term['reason']}"
+    if term.get("signal"):
+        return f"{prefix}Signal:{term['signal']}"
+    return f"{prefix}ExitCode:{term.get('exitCode', 0)}"
+
+
+@dataclass
+class _PodSummary:
+    reason: str
+    ready: int = 0
+    total: int = 0
+    restarts: int = 0
+    last_restart: datetime | None = None
+    sidecar_restarts: int = 0
+    sidecar_last_restart: datetime | None = None
+
+
+def _later(a: datetime | None, cs: Obj) -> datetime | None:
+    finished = _time(((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt"))
+    return finished if finished and (a is None or finished > a) else a
+
+
+def _summarize_init(pod: Obj, s: _PodSummary) -> bool:
+    """Walk init containers as printPod does; True while the pod is still initializing."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    inits = {c.get("name"): c for c in spec.get("initContainers") or []}
+    for i, cs in enumerate(status.get("initContainerStatuses") or []):
+        s.restarts += int(cs.get("restartCount") or 0)
+        s.last_restart = _later(s.last_restart, cs)
+        sidecar = _restartable(inits.get(cs.get("name")))
+        if sidecar:
+            s.sidecar_restarts += int(cs.get("restartCount") or 0)
+            s.sidecar_last_restart = _later(s.sidecar_last_restart, cs)
         state = cs.get("state") or {}
-        term, waiting = state.get("terminated"), state.get("waiting")
-        if term and term.get("exitCode") == 0:
+        term, waiting = state.get("terminated"), state.get("waiting") or {}
+        if term and int(term.get("exitCode") or 0) == 0:
             continue
-        initializing = True
+        if sidecar and cs.get("started"):
+            s.ready += 1 if cs.get("ready") else 0
+            continue
         if term:
-            reason = f"Init:{term.get('reason')}" if term.get("reason") else f"Init:ExitCode:{term.get('exitCode')}"
-        elif waiting and waiting.get("reason") and waiting["reason"] != "PodInitializing":
-            reason = f"Init:{waiting['reason']}"
+            s.reason = _terminated_reason(term, "Init:")
+        elif waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            s.reason = f"Init:{waiting['reason']}"
         else:
-            reason = f"Init:{i}/{len((pod.get('spec') or {}).get('initContainers') or [])}"
-        break
-    if not initializing:
-        has_running = False
-        for cs in reversed(status.get("containerStatuses") or []):
-            state = cs.get("state") or {}
-            if (state.get("waiting") or {}).get("reason"):
-                reason = state["waiting"]["reason"]
-            elif state.get("terminated"):
-                t = state["terminated"]
-                reason = t.get("reason") or (f"Signal:{t['signal']}" if t.get("signal") else
-                                             f"ExitCode:{t.get('exitCode')}")
-            elif state.get("running") and cs.get("ready"):
-                has_running = True
-        if reason == "Completed" and has_running:
-            reason = "Running"
+            s.reason = f"Init:{i}/{len(inits)}"
+        return True
+    return False
+
+
+def _summarize_containers(pod: Obj, s: _PodSummary) -> None:
+    status = pod.get("status") or {}
+    s.restarts, s.last_restart = s.sidecar_restarts, s.sidecar_last_restart
+    has_running = False
+    for cs in reversed(status.get("containerStatuses") or []):
+        s.restarts += int(cs.get("restartCount") or 0)
+        s.last_restart = _later(s.last_restart, cs)
+        state = cs.get("state") or {}
+        if (state.get("waiting") or {}).get("reason"):
+            s.reason = state["waiting"]["reason"]
+        elif state.get("terminated"):
+            s.reason = _terminated_reason(state["terminated"])
+        elif cs.get("ready") and state.get("running") is not None:
+            has_running = True
+            s.ready += 1
+    if s.reason == "Completed" and has_running:
+        s.reason = "Running" if _condition_true(status, "Ready") else "NotReady"
+
+
+def _summarize_pod(pod: Obj) -> _PodSummary:
+    spec, status, meta = pod.get("spec") or {}, pod.get("status") or {}, _meta(pod)
+    phase = status.get("phase") or ""
+    s = _PodSummary(reason=status.get("reason") or phase)
+    if any(c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated"
+           for c in status.get("conditions") or []):
+        s.reason = "SchedulingGated"
+    s.total = len(spec.get("containers") or []) + sum(1 for c in spec.get("initContainers") or [] if _restartable(c))
+    if not _summarize_init(pod, s) or _condition_true(status, "Initialized"):
+        _summarize_containers(pod, s)
     if meta.get("deletionTimestamp"):
-        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
-    return str(reason)
+        if status.get("reason") == "NodeLost":
+            s.reason = "Unknown"
+        elif phase not in ("Succeeded", "Failed"):
+            s.reason = "Terminating"
+    return s
 
 
-def _pod_row(pod: Obj) -> list[Any]:
-    status, spec = pod.get("status") or {}, pod.get("spec") or {}
-    statuses = status.get("containerStatuses") or []
-    ready = sum(1 for c in statuses if c.get("ready"))
-    restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
-    gates = spec.get("readinessGates") or []
-    return [_meta(pod).get("name"), f"{ready}/{len(spec.get('containers') or [])}", pod_status_reason(pod), restarts,
-            _age(_meta(pod).get("creationTimestamp")), status.get("podIP") or "<none>", spec.get("nodeName") or "<none>",
-            status.get("nominatedNodeName") or "<none>", f"{len(gates)}" if gates else "<none>"]
+def pod_status_reason(pod: Obj) -> str:
+    """The STATUS cell of `kubectl get pods`."""
+    return _summarize_pod(pod).reason
 
+
+def _readiness_gates(pod: Obj) -> str:
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    if not gates:
+        return "<none>"
+    conditions = {c.get("type"): c.get("status") for c in (pod.get("status") or {}).get("conditions") or []}
+    true = sum(1 for g in gates if conditions.get(g.get("conditionType")) == "True")
+    return f"{true}/{len(gates)}"
+
+
+def _pod_cells(pod: Obj, now: datetime) -> list[Any]:
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    s = _summarize_pod(pod)
+    restarts = str(s.restarts)
+    if s.restarts and s.last_restart is not None:
+        restarts = f"{s.restarts} ({human_duration((now - s.last_restart).total_seconds())} ago)"
+    ips = status.get("podIPs") or []
+    ip = (ips[0].get("ip") if ips else None) or status.get("podIP") or "<none>"
+    return [_name(pod), f"{s.ready}/{s.total}", s.reason, restarts, _age(pod, now), ip,
+            spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>", _readiness_gates(pod)]
+
+
+def _pod_conditions(pod: Obj) -> list[Obj]:
+    """Row conditions marking finished pods, as upstream's podSuccessConditions/podFailedConditions."""
+    phase = (pod.get("status") or {}).get("phase")
+    if phase == "Succeeded":
+        return [{"type": "Completed", "status": "True", "reason": "Succeeded",
+                 "message": "The pod has completed successfully."}]
+    if phase == "Failed":
+        return [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
+    return []
+
+
+# --- Workloads --------------------------------------------------------------------------
 
 def _containers(template_spec: Obj) -> tuple[str, str]:
     cs = template_spec.get("containers") or []
-    return ",".join(str(c.get("name")) for c in cs), ",".join(str(c.get("image")) for c in cs)
+    return ",".join(str(c.get("name") or "") for c in cs), ",".join(str(c.get("image") or "") for c in cs)
 
 
 def _selector(spec: Obj) -> str:
     try:
         return format_label_selector(selector_from_label_selector(spec.get("selector"))) or "<none>"
-    except (ValueError, KeyError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return "<invalid>"
 
 
-def _deployment_row(d: Obj) -> list[Any]:
+def _template_cells(spec: Obj) -> list[Any]:
+    names, images = _containers(((spec.get("template") or {}).get("spec")) or {})
+    return [names, images, _selector(spec)]
+
+
+def _deployment_cells(d: Obj, now: datetime) -> list[Any]:
     spec, status = d.get("spec") or {}, d.get("status") or {}
-    names, images = _containers(((spec.get("template") or {}).get("spec")) or {})
-    return [_meta(d).get("name"), f"{status.get('readyReplicas') or 0}/{spec.get('replicas', 1)}",
-            status.get("updatedReplicas") or 0, status.get("availableReplicas") or 0,
-            _age(_meta(d).get("creationTimestamp")), names, images, _selector(spec)]
+    return [_name(d), f"{status.get('readyReplicas') or 0}/{spec.get('replicas', 1)}",
+            status.get("updatedReplicas") or 0, status.get("availableReplicas") or 0, _age(d, now),
+            *_template_cells(spec)]
 
 
-def _replicaset_row(rs: Obj) -> list[Any]:
+def _replicaset_cells(rs: Obj, now: datetime) -> list[Any]:
     spec, status = rs.get("spec") or {}, rs.get("status") or {}
-    names, images = _containers(((spec.get("template") or {}).get("spec")) or {})
-    return [_meta(rs).get("name"), spec.get("replicas", 1), status.get("replicas") or 0,
-            status.get("readyReplicas") or 0, _age(_meta(rs).get("creationTimestamp")), names, images,
-            _selector(spec)]
+    return [_name(rs), spec.get("replicas", 1), status.get("replicas") or 0, status.get("readyReplicas") or 0,
+            _age(rs, now), *_template_cells(spec)]
 
 
-def _node_row(n: Obj) -> list[Any]:
-    status, spec, meta = n.get("status") or {}, n.get("spec") or {}, _meta(n)
+# --- Cluster objects --------------------------------------------------------------------
+
+def _node_roles(labels: Obj) -> str:
+    roles = {k.removeprefix("node-role.kubernetes.io/") for k in labels
+             if k.startswith("node-role.kubernetes.io/") and k != "node-role.kubernetes.io/"}
+    if labels.get("kubernetes.io/role"):
+        roles.add(str(labels["kubernetes.io/role"]))
+    return ",".join(sorted(roles)) or "<none>"
+
+
+def _node_cells(n: Obj, now: datetime) -> list[Any]:
+    status, spec = n.get("status") or {}, n.get("spec") or {}
     ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
-    state = "Unknown" if ready is None else ("Ready" if ready.get("status") == "True" else "NotReady")
+    states = ["Unknown" if ready is None else ("Ready" if ready.get("status") == "True" else "NotReady")]
     if spec.get("unschedulable"):
-        state += ",SchedulingDisabled"
-    roles = sorted(k.split("/", 1)[1] for k in (meta.get("labels") or {}) if k.startswith("node-role.kubernetes.io/"))
+        states.append("SchedulingDisabled")
     info = status.get("nodeInfo") or {}
-    addrs = {a.get("type"): a.get("address") for a in status.get("addresses") or []}
-    return [meta.get("name"), state, ",".join(roles) or "<none>", _age(meta.get("creationTimestamp")),
-            info.get("kubeletVersion") or "", addrs.get("InternalIP") or "<none>", addrs.get("ExternalIP") or "<none>",
+    addresses = status.get("addresses") or []
+    internal = next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
+    external = next((a.get("address") for a in addresses if a.get("type") == "ExternalIP"), None)
+    return [_name(n), ",".join(states), _node_roles(_meta(n).get("labels") or {}), _age(n, now),
+            info.get("kubeletVersion") or "", internal or "<none>", external or "<none>",
             info.get("osImage") or "<unknown>", info.get("kernelVersion") or "<unknown>",
             info.get("containerRuntimeVersion") or "<unknown>"]
 
 
-def _event_row(e: Obj) -> list[Any]:
+def _event_cells(e: Obj, now: datetime) -> list[Any]:
+    first = _since(e.get("firstTimestamp"), now) if e.get("firstTimestamp") else _since(e.get("eventTime"), now)
+    last = _since(e.get("lastTimestamp"), now) if e.get("lastTimestamp") else first
+    count = int(e.get("count") or 0)
+    series = e.get("series")
+    if series:
+        last, count = _since(series.get("lastObservedTime"), now), int(series.get("count") or 0)
+    elif count == 0:
+        count = 1
     inv = e.get("involvedObject") or {}
-    last = e.get("lastTimestamp") or e.get("eventTime") or _meta(e).get("creationTimestamp")
-    count = int(e.get("count") or 1)
-    seen = _age(last) if count <= 1 else f"{_age(last)} (x{count} over {_age(e.get('firstTimestamp') or last)})"
-    return [seen, e.get("type") or "", e.get("reason") or "", f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}",
-            e.get("message") or "", (e.get("source") or {}).get("component") or e.get("reportingComponent") or "",
-            "", _age(e.get("firstTimestamp")), count, _meta(e).get("name")]
+    kind = str(inv.get("kind") or "").lower()
+    target = f"{kind}/{inv['name']}" if inv.get("name") else kind
+    source = e.get("source") or {}
+    component = source.get("component") or e.get("reportingComponent") or e.get("reportingController") or ""
+    instance = source.get("host") or e.get("reportingInstance") or ""
+    return [last, e.get("type") or "", e.get("reason") or "", target, inv.get("fieldPath") or "",
+            f"{component}, {instance}" if instance else component, str(e.get("message") or "").strip(), first,
+            count, _name(e)]
 
 
-def _s(name: str, priority: int = 0, type_: str = "string") -> Column:
-    return (name, type_, priority)
+def _subjects(binding: Obj) -> list[str]:
+    """rbac.SubjectsStrings: users, groups and namespace/name service accounts, each `, `-joined."""
+    users, groups, accounts = [], [], []
+    for s in binding.get("subjects") or []:
+        if s.get("kind") == "User":
+            users.append(str(s.get("name")))
+        elif s.get("kind") == "Group":
+            groups.append(str(s.get("name")))
+        elif s.get("kind") == "ServiceAccount":
+            accounts.append(f"{s.get('namespace') or ''}/{s.get('name')}")
+    return [", ".join(users), ", ".join(groups), ", ".join(accounts)]
 
 
-PRINTERS: dict[str, tuple[list[Column], Callable[[Obj], list[Any]]]] = {
-    "Pod": ([_s("Name"), _s("Ready"), _s("Status"), _s("Restarts", 0, "string"), _s("Age"), _s("IP", 1),
-             _s("Node", 1), _s("Nominated Node", 1), _s("Readiness Gates", 1)], _pod_row),
-    "Deployment": ([_s("Name"), _s("Ready"), _s("Up-to-date", 0, "integer"), _s("Available", 0, "integer"),
-                    _s("Age"), _s("Containers", 1), _s("Images", 1), _s("Selector", 1)], _deployment_row),
-    "ReplicaSet": ([_s("Name"), _s("Desired", 0, "integer"), _s("Current", 0, "integer"), _s("Ready", 0, "integer"),
-                    _s("Age"), _s("Containers", 1), _s("Images", 1), _s("Selector", 1)], _replicaset_row),
-    "Node": ([_s("Name"), _s("Status"), _s("Roles"), _s("Age"), _s("Version"), _s("Internal-IP", 1),
-              _s("External-IP", 1), _s("OS-Image", 1), _s("Kernel-Version", 1), _s("Container-Runtime", 1)], _node_row),
-    "Namespace": ([_s("Name"), _s("Status"), _s("Age")],
-                  lambda o: [_meta(o).get("name"), (o.get("status") or {}).get("phase", ""),
-                             _age(_meta(o).get("creationTimestamp"))]),
-    "Event": ([_s("Last Seen"), _s("Type"), _s("Reason"), _s("Object"), _s("Message"), _s("Source", 1),
-               _s("Subobject", 1), _s("First Seen", 1), _s("Count", 1, "integer"), _s("Name", 1)], _event_row),
-    "ConfigMap": ([_s("Name"), _s("Data", 0, "integer"), _s("Age")],
-                  lambda o: [_meta(o).get("name"), len(o.get("data") or {}) + len(o.get("binaryData") or {}),
-                             _age(_meta(o).get("creationTimestamp"))]),
-    "Secret": ([_s("Name"), _s("Type"), _s("Data", 0, "integer"), _s("Age")],
-               lambda o: [_meta(o).get("name"), o.get("type") or "Opaque", len(o.get("data") or {}),
-                          _age(_meta(o).get("creationTimestamp"))]),
-    "Lease": ([_s("Name"), _s("Holder"), _s("Age")],
-              lambda o: [_meta(o).get("name"), (o.get("spec") or {}).get("holderIdentity") or "",
-                         _age(_meta(o).get("creationTimestamp"))]),
+def _binding_cells(b: Obj, now: datetime) -> list[Any]:
+    ref = b.get("roleRef") or {}
+    return [_name(b), f"{ref.get('kind', '')}/{ref.get('name', '')}", _age(b, now), *_subjects(b)]
+
+
+def _quota_cells(q: Obj, now: datetime) -> list[Any]:
+    status = q.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    requests: list[str] = []
+    limits: list[str] = []
+    for resource in sorted(hard):
+        column = limits if resource.split(".")[0] == "limits" and "." in resource else requests
+        column.append(f"{resource}: {used.get(resource, '0')}/{hard[resource]}")
+    return [_name(q), _age(q, now), ", ".join(requests), ", ".join(limits)]
+
+
+def _priority_class_cells(pc: Obj, now: datetime) -> list[Any]:
+    return [_name(pc), int(pc.get("value") or 0), bool(pc.get("globalDefault")), _age(pc, now),
+            pc.get("preemptionPolicy") or ""]
+
+
+def _created_at_cells(obj: Obj, _now: datetime) -> list[Any]:
+    t = _time(_meta(obj).get("creationTimestamp"))
+    return [_name(obj), t.strftime("%Y-%m-%dT%H:%M:%SZ") if t else "0001-01-01T00:00:00Z"]
+
+
+# --- Registry ---------------------------------------------------------------------------
+
+_NAME = Column("Name", format="name", description="Name must be unique within a namespace.")
+_AGE = Column("Age", description="The time since the object was created.")
+_WIDE_TEMPLATE = (Column("Containers", priority=1, description="Names of each container in the template."),
+                  Column("Images", priority=1, description="Images referenced by each container in the template."),
+                  Column("Selector", priority=1, description="Label selector over the pods."))
+_BINDING_COLUMNS = (_NAME, Column("Role", description="The role referenced."), _AGE,
+                    Column("Users", priority=1, description="Users in the binding"),
+                    Column("Groups", priority=1, description="Groups in the binding"),
+                    Column("ServiceAccounts", priority=1, description="ServiceAccounts in the binding"))
+_DEFAULT = Printer((_NAME, Column("Created At", "date", description="The time the object was created.")),
+                   _created_at_cells)
+
+
+def _simple(*columns: Column, cells: Cells) -> Printer:
+    return Printer((_NAME, *columns), cells)
+
+
+PRINTERS: dict[str, Printer] = {
+    "Pod": Printer((_NAME, Column("Ready", description="The aggregate readiness of the pod's containers."),
+                    Column("Status", description="The aggregate status of the containers in this pod."),
+                    Column("Restarts", description="Container restarts, and how long ago the last one was."),
+                    _AGE, Column("IP", priority=1, description="The pod's IP address."),
+                    Column("Node", priority=1, description="The node the pod is bound to."),
+                    Column("Nominated Node", priority=1, description="The node the scheduler nominated."),
+                    Column("Readiness Gates", priority=1, description="Readiness gates that are true.")),
+                   _pod_cells, _pod_conditions),
+    "Deployment": _simple(Column("Ready", description="Ready pods out of the desired replicas."),
+                          Column("Up-to-date", description="Replicas with the current template."),
+                          Column("Available", description="Replicas available to users."), _AGE, *_WIDE_TEMPLATE,
+                          cells=_deployment_cells),
+    "ReplicaSet": _simple(Column("Desired", "integer", description="Desired replicas."),
+                          Column("Current", "integer", description="Observed replicas."),
+                          Column("Ready", "integer", description="Ready replicas."), _AGE, *_WIDE_TEMPLATE,
+                          cells=_replicaset_cells),
+    "Node": _simple(Column("Status", description="The status of the node"),
+                    Column("Roles", description="The roles of the node"), _AGE,
+                    Column("Version", description="Kubelet version."),
+                    Column("Internal-IP", priority=1, description="The node's internal address."),
+                    Column("External-IP", priority=1, description="The node's external address."),
+                    Column("OS-Image", priority=1, description="The OS image reported by the node."),
+                    Column("Kernel-Version", priority=1, description="The kernel version reported by the node."),
+                    Column("Container-Runtime", priority=1, description="The container runtime and its version."),
+                    cells=_node_cells),
+    "Namespace": _simple(Column("Status", description="The status of the namespace"), _AGE,
+                         cells=lambda o, now: [_name(o), (o.get("status") or {}).get("phase") or "", _age(o, now)]),
+    "Event": Printer((Column("Last Seen", description="The time of the most recent occurrence."),
+                      Column("Type", description="Normal or Warning."),
+                      Column("Reason", description="Why the event happened."),
+                      Column("Object", description="The object the event is about."),
+                      Column("Subobject", priority=1, description="The field of the object the event is about."),
+                      Column("Source", priority=1, description="The component reporting the event."),
+                      Column("Message", description="A human-readable description."),
+                      Column("First Seen", priority=1, description="The time of the first occurrence."),
+                      Column("Count", priority=1, description="How often the event occurred."),
+                      Column("Name", priority=1, format="name", description="The event's name.")), _event_cells),
+    "ConfigMap": _simple(Column("Data", description="Number of data and binaryData keys."), _AGE,
+                         cells=lambda o, now: [_name(o), len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+                                               _age(o, now)]),
+    "Secret": _simple(Column("Type", description="The secret's type."),
+                      Column("Data", description="Number of data keys."), _AGE,
+                      cells=lambda o, now: [_name(o), o.get("type") or "Opaque", len(o.get("data") or {}),
+                                            _age(o, now)]),
+    "ServiceAccount": _simple(Column("Secrets", description="Number of secrets the account lists."), _AGE,
+                              cells=lambda o, now: [_name(o), len(o.get("secrets") or []), _age(o, now)]),
+    "Lease": _simple(Column("Holder", description="The identity holding the lease."), _AGE,
+                     cells=lambda o, now: [_name(o), (o.get("spec") or {}).get("holderIdentity") or "",
+                                           _age(o, now)]),
+    "RoleBinding": Printer(_BINDING_COLUMNS, _binding_cells),
+    "ClusterRoleBinding": Printer(_BINDING_COLUMNS, _binding_cells),
+    "ResourceQuota": _simple(_AGE, Column("Request", description="Used/hard for each request quota."),
+                             Column("Limit", description="Used/hard for each limits.* quota."),
+                             cells=_quota_cells),
+    "PriorityClass": _simple(Column("Value", "integer", description="The priority pods of this class get."),
+                             Column("Global-Default", "boolean", description="Whether pods without a class get it."),
+                             _AGE, Column("PreemptionPolicy", description="Whether pods may preempt lower ones."),
+                             cells=_priority_class_cells),
 }
-_DEFAULT: tuple[list[Column], Callable[[Obj], list[Any]]] = (
-    [_s("Name"), _s("Age")], lambda o: [_meta(o).get("name"), _age(_meta(o).get("creationTimestamp"))])
+"""Kind -> printer; any other kind gets the generic `Name, Created At` table."""
 
 
-def to_table(kind: str, items: list[Obj], *, list_meta: Obj | None = None, include_object: str = "Metadata") -> Obj:
-    columns, row = PRINTERS.get(kind, _DEFAULT)
-    rows = []
-    for obj in items:
-        if include_object == "Object":
-            embedded: Obj | None = obj
-        elif include_object == "None":
-            embedded = None
-        else:
-            embedded = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": _meta(obj)}
-        rows.append({"cells": row(obj), "object": embedded})
+def _row(printer: Printer, obj: Obj, now: datetime, include_object: str) -> Obj:
+    if include_object == "Object":
+        embedded: Obj | None = obj
+    elif include_object == "None":
+        embedded = None
+    else:
+        embedded = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": _meta(obj)}
+    row: Obj = {"cells": printer.cells(obj, now), "object": embedded}
+    conditions = printer.conditions(obj) if printer.conditions else []
+    if conditions:
+        row["conditions"] = conditions
+    return row
+
+
+def to_table(kind: str, items: list[Obj], *, list_meta: Obj | None = None, include_object: str = "Metadata",
+             now: datetime | None = None) -> Obj:
+    """The Table of `items` (all of `kind`); `include_object` is the request's includeObject."""
+    printer = PRINTERS.get(kind, _DEFAULT)
+    at = now or datetime.now(timezone.utc)
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": dict(list_meta or {}),
-            "columnDefinitions": [{"name": n, "type": t, "format": "name" if n == "Name" else "", "description": n,
-                                   "priority": p} for n, t, p in columns],
-            "rows": rows}
+            "columnDefinitions": [{"name": c.name, "type": c.type, "format": c.format,
+                                   "description": c.description, "priority": c.priority}
+                                  for c in printer.columns],
+            "rows": [_row(printer, obj, at, include_object) for obj in items]}

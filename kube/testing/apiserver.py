@@ -103,6 +103,12 @@ class ApiServerHarness:
         return Process([sys.executable, "-m", module, "--kubeconfig", str(self.kubeconfig(identity)), *args],
                        log_path=log_path)
 
+    def controller_manager(self, *args: str, log_path: Path) -> Process:
+        """`python -m controllers` as the controller-manager (not yet started), publishing this
+        server's CA as kube-root-ca.crt (`--root-ca-file`) as a cluster's controller-manager does."""
+        return self.component("controllers", "--root-ca-file", str(self.pki.ca_cert), *args,
+                              identity="controller-manager", log_path=log_path)
+
     def user_for(self, identity: str) -> str:
         if identity in _ALIASES:
             return _ALIASES[identity]

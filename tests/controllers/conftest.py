@@ -1,4 +1,5 @@
-"""Makes `tests.controllers.builders` importable whatever pytest's import mode.
+"""Makes `tests.controllers.builders` importable whatever pytest's import mode, and gives
+tests a raw HTTPS client as the admin (`admin_http`).
 
 The test folders have no `__init__.py` (a `tests/controllers` package would shadow the real
 `controllers`), so the helpers are imported by their full dotted name from the checkout root.
@@ -6,9 +7,24 @@ The test folders have no `__init__.py` (a `tests/controllers` package would shad
 
 from __future__ import annotations
 
+import ssl
 import sys
 from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
 
 _ROOT = str(Path(__file__).resolve().parents[2])
 if _ROOT not in sys.path:
     sys.path.append(_ROOT)
+
+from kube.testing.apiserver import ApiServerHarness  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def admin_http(api: ApiServerHarness) -> Iterator[httpx.Client]:
+    """Raw requests as the admin against the module's API server, verified against the cluster CA."""
+    with httpx.Client(base_url=api.server, verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
+                      headers={"Authorization": f"Bearer {api.token('admin')}"}, timeout=30) as client:
+        yield client

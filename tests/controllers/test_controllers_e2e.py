@@ -29,8 +29,7 @@ pytestmark = pytest.mark.timeout(180)
 
 def controller_manager(api: ApiServerHarness, log_path: Path, *args: str) -> Process:
     """`python -m controllers` with the controller-manager identity (not started); its log is shown on failure."""
-    return api.component("controllers", "--log-level", "DEBUG", *args, identity="controller-manager",
-                         log_path=log_path)
+    return api.controller_manager("--log-level", "DEBUG", *args, log_path=log_path)
 
 
 @pytest.fixture

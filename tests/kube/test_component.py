@@ -115,6 +115,8 @@ def test_usage_error_exits_two(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("argv", [
     ["controllers", "--kubeconfig", "k", "--concurrent-deployment-syncs", "0"],
     ["controllers"],  # --kubeconfig is required
+    ["controllers", "--kubeconfig", "k", "--root-ca-file", "/nonexistent/ca.crt"],
+    ["controllers", "--kubeconfig", "k", "--root-ca-file", "/etc/hostname"],  # no certificate in it
     ["scheduler", "--config", "/nonexistent/scheduler.yaml"],
     ["kubelet", "--node-name", "n", "--node-capacity", "cpu"],
     ["apiserver", "--etcd-endpoints", "http://127.0.0.1:2379"],  # no TLS files

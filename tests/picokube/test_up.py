@@ -58,7 +58,8 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--service-account-signing-key-file", f"{tmp_path}/pki/sa.key", "--authorization-mode", "Node,RBAC",
         "--audit-log-path", f"{tmp_path}/logs/audit.log")
     assert specs["controller-manager"].argv == (
-        sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig")
+        sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig",
+        "--root-ca-file", f"{tmp_path}/pki/ca.crt")
     assert specs["scheduler"].argv == (
         sys.executable, "-m", "scheduler", "--kubeconfig", f"{tmp_path}/scheduler.kubeconfig")
     assert specs["kubelet-node-2"].argv == (

@@ -1,0 +1,3 @@
+from controllers.clusterroleaggregation.controller import ClusterRoleAggregationController, aggregate_rules
+
+__all__ = ["ClusterRoleAggregationController", "aggregate_rules"]
