@@ -8,7 +8,7 @@ server does is in `apiserver.server` and the modules it assembles.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from apiserver.config import ApiServerConfig
 from apiserver.pipeline import Receive, Scope, Send, send_status

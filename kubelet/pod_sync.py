@@ -22,10 +22,22 @@ from dataclasses import dataclass, field
 from kube.api import Container, Pod
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.quantity import cpu_millis, to_int
-from kubelet.cri.interface import (CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL,
-                                   PortMappingSpec,
-                                   CRIError, ContainerConfig, ContainerInfo, ContainerState, ImagePullError,
-                                   PodSandbox, PodSandboxConfig, RuntimeService, SandboxState)
+from kubelet.cri.interface import (
+    CONTAINER_NAME_LABEL,
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
+    ContainerConfig,
+    ContainerInfo,
+    ContainerState,
+    CRIError,
+    ImagePullError,
+    PodSandbox,
+    PodSandboxConfig,
+    PortMappingSpec,
+    RuntimeService,
+    SandboxState,
+)
 from kubelet.status import ContainerView
 
 __all__ = ["PodSyncer", "SyncResult", "BACKOFF_INITIAL", "BACKOFF_MAX"]

@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Coroutine, Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 from kube.api import Node, Pod
 from kube.cache import EventHandler, InformerFactory

@@ -23,9 +23,20 @@ from apiserver.endpoints.request_info import RequestInfo
 from apiserver.endpoints.responses import json_response
 from apiserver.endpoints.tables import to_table, wants_table
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
-from apiserver.registry.rest.interfaces import (CollectionDeleter, Connecter, Context, Creater, GracefulDeleter,
-                                                Getter, Kind, Lister, Storage, UpdateFunc, Updater,
-                                                Watcher)
+from apiserver.registry.rest.interfaces import (
+    CollectionDeleter,
+    Connecter,
+    Context,
+    Creater,
+    Getter,
+    GracefulDeleter,
+    Kind,
+    Lister,
+    Storage,
+    UpdateFunc,
+    Updater,
+    Watcher,
+)
 from kube.errors import ApiError, BadRequest, MethodNotAllowed, NotFound
 
 __all__ = ["ResourceHandler"]
@@ -147,7 +158,7 @@ class ResourceHandler:
 
     async def update(self, request: Request, info: RequestInfo, served: ServedResource, storage: Updater,
                      ctx: Context) -> Response:
-        kind: Kind = getattr(storage, "kind")
+        kind: Kind = storage.kind
         warnings: list[str] = []
 
         def check(obj: Obj) -> None:

@@ -7,8 +7,9 @@ Kubernetes' printers (pkg/printers/internalversion); priority 1 columns appear w
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from kube.humanize import human_duration
 from kube.selectors import format_label_selector, selector_from_label_selector
@@ -27,10 +28,10 @@ def _age(ts: str | None) -> str:
     if not ts:
         return "<unknown>"
     try:
-        t = datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+        t = datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
     except ValueError:
         return "<unknown>"
-    return human_duration((datetime.now(timezone.utc) - t).total_seconds())
+    return human_duration((datetime.now(UTC) - t).total_seconds())
 
 
 def _meta(obj: Obj) -> Obj:

@@ -11,7 +11,8 @@ nested `fieldsV1` form stored in `metadata.managedFields`.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from apiserver.openapi.schema import SchemaNode
 

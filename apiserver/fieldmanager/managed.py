@@ -18,9 +18,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kube.errors import Conflict
 from apiserver.fieldmanager.fieldpath import Path, field_set, from_fields_v1, get_at, remove_at, to_fields_v1
 from apiserver.openapi.schema import SchemaNode
+from kube.errors import Conflict
 
 __all__ = ["record_update", "apply_config", "manager_from_user_agent", "format_path"]
 

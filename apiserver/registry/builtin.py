@@ -7,13 +7,22 @@ are registered by the server after its authorizer exists.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.kinds import strategy_for
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
-from apiserver.registry.rest import (BindingStorage, EvictionStorage, FinalizeStorage, LogStorage, ResourceStorage,
-                                     ScaleStorage, StatusStorage, Storage, TokenRequestStorage)
+from apiserver.registry.rest import (
+    BindingStorage,
+    EvictionStorage,
+    FinalizeStorage,
+    LogStorage,
+    ResourceStorage,
+    ScaleStorage,
+    StatusStorage,
+    Storage,
+    TokenRequestStorage,
+)
 from apiserver.registry.rest.token import TokenIssuer
 from apiserver.storage.interface import Storage as KeyValueStorage
 from kube.resources import RESOURCES, VIRTUAL_KINDS

@@ -26,14 +26,11 @@ import copy
 import json
 import secrets
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
-from kube.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound, RequestEntityTooLarge,
-                         ResourceExpired, ServiceUnavailable)
-from kube.resources import ResourceInfo
-from kube.selectors import FieldSelector, LabelSelector
 from apiserver.admission.chain import RequestAdmission
 from apiserver.admission.interfaces import Attributes, Operation
 from apiserver.fieldmanager import record_update
@@ -42,6 +39,19 @@ from apiserver.registry.strategy import Obj, Strategy
 from apiserver.registry.watch_event import WatchEvent
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import KeyValue, Storage
+from kube.errors import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Invalid,
+    NotFound,
+    RequestEntityTooLarge,
+    ResourceExpired,
+    ServiceUnavailable,
+)
+from kube.resources import ResourceInfo
+from kube.selectors import FieldSelector, LabelSelector
 
 if TYPE_CHECKING:
     from apiserver.registry.lister import CacheLister
@@ -57,7 +67,7 @@ _PROPAGATION_FINALIZERS = {"Orphan": "orphan", "Foreground": "foregroundDeletion
 
 
 def now_rfc3339(offset_seconds: int = 0) -> str:
-    t = datetime.now(timezone.utc) + timedelta(seconds=offset_seconds)
+    t = datetime.now(UTC) + timedelta(seconds=offset_seconds)
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -6,12 +6,12 @@ import copy
 import json
 from typing import Any
 
+from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
+from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
+from apiserver.registry.workload_validation import validate_deployment_spec
 from kube.errors import FieldError
 from kube.qos import qos_class
 from kube.resources import RESOURCES, ResourceInfo
-from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
-from apiserver.registry.workload_validation import validate_deployment_spec
-from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 
 __all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy"]
 

@@ -38,7 +38,7 @@ _RECHECK = 1.0
 
 
 def _meta(obj: KubeObject) -> Any:
-    return getattr(obj, "metadata")
+    return obj.metadata
 
 
 class GarbageCollector:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Generic, Mapping
+from typing import Any, Generic
 
 import httpx
 
@@ -84,7 +85,7 @@ class RESTClient:
     async def close(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "RESTClient":
+    async def __aenter__(self) -> RESTClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -223,19 +224,19 @@ class RESTClient:
 
     @staticmethod
     def _ns(obj: KubeObject) -> str | None:
-        return getattr(obj, "metadata").namespace if obj.info.namespaced else None
+        return obj.metadata.namespace if obj.info.namespaced else None
 
     async def create(self, obj: T_Object, *, dry_run: bool = False) -> T_Object:
         raw = await self.create_raw(obj.info, obj.to_dict(), self._ns(obj), dry_run=dry_run)
         return type(obj).model_validate(raw)
 
     async def update(self, obj: T_Object) -> T_Object:
-        name = getattr(obj, "metadata").name
+        name = obj.metadata.name
         raw = await self.replace_raw(obj.info, obj.to_dict(), name=name, namespace=self._ns(obj))
         return type(obj).model_validate(raw)
 
     async def update_status(self, obj: T_Object) -> T_Object:
-        name = getattr(obj, "metadata").name
+        name = obj.metadata.name
         raw = await self.replace_raw(obj.info, obj.to_dict(), name=name, namespace=self._ns(obj), subresource="status")
         return type(obj).model_validate(raw)
 

@@ -17,8 +17,16 @@ import typer
 
 from kube.errors import NotFound
 from kube.resources import ResourceInfo
-from kubectl.context import CommandError, emit, info_for_manifest, namespace_for, parse_duration, run, \
-    split_targets, state
+from kubectl.context import (
+    CommandError,
+    emit,
+    info_for_manifest,
+    namespace_for,
+    parse_duration,
+    run,
+    split_targets,
+    state,
+)
 from kubectl.manifests import read_manifests
 from kubectl.printers import resource_ref
 

@@ -122,7 +122,7 @@ async def _wait_for_change(client: RESTClient, info: ResourceInfo, name: str, ns
                 return
     try:
         await asyncio.wait_for(next_event(), budget)
-    except (asyncio.TimeoutError, ApiError):
+    except (TimeoutError, ApiError):
         pass
 
 
@@ -217,7 +217,7 @@ def restart(resource: Target) -> None:
     """Restart a deployment: every pod is replaced, within the rollout strategy."""
     ctx = state.ctx
     info, name = _deployment(resource, "restart")
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     async def go() -> int:
         async with ctx.client() as client:

@@ -88,7 +88,7 @@ async def _wait_one(client: RESTClient, info: ResourceInfo, ns: str | None, name
                     return
         try:
             await asyncio.wait_for(change(), min(remaining, 5.0))
-        except (asyncio.TimeoutError, ApiError):
+        except (TimeoutError, ApiError):
             pass
 
 

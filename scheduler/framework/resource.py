@@ -14,8 +14,8 @@ Pure functions of their input; safe to call from anywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from kube.api import Container, Node, Pod
 from kube.quantity import cpu_millis, to_int

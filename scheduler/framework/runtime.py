@@ -15,8 +15,9 @@ Running a framework is synchronous and does no I/O; one instance may serve many 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kube.api import Pod
 from scheduler.framework.cycle_state import CycleState

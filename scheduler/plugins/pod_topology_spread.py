@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod, TopologySpreadConstraint
 from kube.selectors import LabelSelector, selector_from_label_selector

@@ -9,8 +9,8 @@ httpx's ASGI transport), so the test can hand it its own plugin.
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import httpx
 import pytest_asyncio

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
 pytestmark = pytest.mark.timeout(300)
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**40, max_value=2**40),

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import signal
+from typing import Any
 
 import pytest
 
 from kube.api import Deployment, Pod, ReplicaSet
 from kube.client import RESTClient, load_kubeconfig
 from kube.testing.eventually import eventually, eventually_sync
-
-
 
 pytestmark = pytest.mark.e2e
 

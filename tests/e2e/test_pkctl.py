@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from kube.testing.cluster import Cluster
-from kube.testing.eventually import eventually_sync
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

@@ -14,14 +14,15 @@ import os
 import signal
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+
 import pytest
 import pytest_asyncio
 
 from controllers.common.pods import is_pod_ready
 from kube.api import Deployment, Node, Pod, ReplicaSet
 from kube.client import RESTClient, load_kubeconfig
-from kube.testing.eventually import eventually
 from kube.testing.cluster import Cluster
+from kube.testing.eventually import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

@@ -8,11 +8,11 @@ import pytest
 
 from kube.api import Node, Pod
 from scheduler.cache import NodeInfo, PodInfo
-from scheduler.framework import CycleState, Framework, Profile, Status
+from scheduler.framework import CycleState, FitError, Framework, Profile, Status
+from scheduler.framework.images import normalized_image_name
 from scheduler.framework.interfaces import Code
 from scheduler.plugins import DEFAULT_PLUGINS, DEFAULT_SCORE_WEIGHTS, IN_TREE_REGISTRY
 from scheduler.plugins.balanced_allocation import BalancedAllocation
-from scheduler.framework.images import normalized_image_name
 from scheduler.plugins.image_locality import ImageLocality
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from scheduler.plugins.node_affinity import NodeAffinity
@@ -21,7 +21,6 @@ from scheduler.plugins.node_resources_fit import NodeResourcesFit
 from scheduler.plugins.pod_topology_spread import PodTopologySpread
 from scheduler.plugins.taint_toleration import TaintToleration
 from scheduler.schedule_one import SchedulingAlgorithm
-from scheduler.framework import FitError
 from tests.scheduler.builders import make_node, make_pod
 
 

@@ -7,7 +7,7 @@ across namespaces).
 
 from __future__ import annotations
 
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from apiserver.registry.generic import DeleteOptions, ListOptions, RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj, UpdateFunc
