@@ -134,7 +134,8 @@ def _conditions(pod: Pod, sandbox_ready: bool, all_ready: bool, now: str, *,
             c["reason"] = reason
         return c
 
-    out = [cond("PodReadyToStartContainers", sandbox_ready), cond("Initialized", initialized, "ContainersNotInitialized"),
+    out = [cond("PodReadyToStartContainers", sandbox_ready),
+           cond("Initialized", initialized, "ContainersNotInitialized"),
            cond("Ready", all_ready, "ContainersNotReady"), cond("ContainersReady", all_ready, "ContainersNotReady")]
     scheduled = old.get("PodScheduled")
     out.append(scheduled.to_dict() if scheduled is not None else cond("PodScheduled", True))

@@ -82,8 +82,9 @@ def _pod_row(pod: Obj) -> list[Any]:
     restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
     gates = spec.get("readinessGates") or []
     return [_meta(pod).get("name"), f"{ready}/{len(spec.get('containers') or [])}", pod_status_reason(pod), restarts,
-            _age(_meta(pod).get("creationTimestamp")), status.get("podIP") or "<none>", spec.get("nodeName") or "<none>",
-            status.get("nominatedNodeName") or "<none>", f"{len(gates)}" if gates else "<none>"]
+            _age(_meta(pod).get("creationTimestamp")), status.get("podIP") or "<none>",
+            spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>",
+            f"{len(gates)}" if gates else "<none>"]
 
 
 def _containers(template_spec: Obj) -> tuple[str, str]:
@@ -134,7 +135,8 @@ def _event_row(e: Obj) -> list[Any]:
     last = e.get("lastTimestamp") or e.get("eventTime") or _meta(e).get("creationTimestamp")
     count = int(e.get("count") or 1)
     seen = _age(last) if count <= 1 else f"{_age(last)} (x{count} over {_age(e.get('firstTimestamp') or last)})"
-    return [seen, e.get("type") or "", e.get("reason") or "", f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}",
+    obj = f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}"
+    return [seen, e.get("type") or "", e.get("reason") or "", obj,
             e.get("message") or "", (e.get("source") or {}).get("component") or e.get("reportingComponent") or "",
             "", _age(e.get("firstTimestamp")), count, _meta(e).get("name")]
 

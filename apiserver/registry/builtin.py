@@ -36,7 +36,7 @@ def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, pre
     """Register every stored built-in kind in `registry`."""
     stores = {r.plural: RegistryStore(storage, r, strategy_for(r), prefix=prefix, max_object_bytes=max_object_bytes)
               for r in RESOURCES if r.kind not in VIRTUAL_KINDS}
-    for plural, store in stores.items():
+    for store in stores.values():
         subresources: dict[str, Storage] = {}
         for sub in store.info.subresources:
             subresources[sub] = _subresource(sub, store, stores, token_issuer, new_log_storage)

@@ -157,7 +157,8 @@ class RegistryStore:
         return self.decode(kv.value, kv.mod_revision)
 
     def matches(self, obj: Obj, opts: ListOptions) -> bool:
-        if not opts.label_selector.empty() and not opts.label_selector.matches((obj.get("metadata") or {}).get("labels")):
+        labels = (obj.get("metadata") or {}).get("labels")
+        if not opts.label_selector.empty() and not opts.label_selector.matches(labels):
             return False
         if not opts.field_selector.empty():
             return opts.field_selector.matches(lambda f: self.strategy.field_value(obj, f) or "")
@@ -215,7 +216,8 @@ class RegistryStore:
             raise ServiceUnavailable(str(e)) from e
         meta: Obj = {"resourceVersion": str(revision)}
         if next_key is not None:
-            meta["continue"] = base64.urlsafe_b64encode(json.dumps({"rv": revision, "start": next_key}).encode()).decode()
+            token = json.dumps({"rv": revision, "start": next_key}).encode()
+            meta["continue"] = base64.urlsafe_b64encode(token).decode()
         return {"kind": self.info.list_kind, "apiVersion": self.info.api_version, "metadata": meta, "items": items}
 
     # --- writes --------------------------------------------------------------------------

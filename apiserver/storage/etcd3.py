@@ -197,8 +197,7 @@ class Etcd3Storage:
         self._kv_stub: Any = client.kvstub
         self._watch_stub: Any = rpc.WatchStub(client.channel)
         self._metadata: Any = client.metadata
-        self._watch_metadata: tuple[tuple[str, str], ...] = (tuple(client.metadata or ()) +
-                                                             (("hasleader", "true"),))
+        self._watch_metadata: tuple[tuple[str, str], ...] = (*(client.metadata or ()), ("hasleader", "true"))
         self._timeout = timeout
         self._closed = False
         self._calls: set[Any] = set()

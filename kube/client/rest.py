@@ -194,7 +194,8 @@ class RESTClient:
                     continue
                 event = json.loads(line)
                 if event.get("type") == "ERROR":
-                    raise error_from_status(event.get("object"), http_code=int((event.get("object") or {}).get("code") or 500))
+                    status = event.get("object")
+                    raise error_from_status(status, http_code=int((status or {}).get("code") or 500))
                 yield event
 
     # --- the typed layer -----------------------------------------------------------------
@@ -255,8 +256,9 @@ class RESTClient:
         """POST pods/<name>/binding: record the scheduler's decision (sets spec.nodeName)."""
         from kube.api.core_v1 import Pod  # local: keeps the module import graph flat
 
-        body: dict[str, Any] = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "Binding",
+                                "metadata": {"name": name, "namespace": namespace},
+                                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         if uid:
             body["metadata"]["uid"] = uid
         await self.create_raw(Pod.info, body, namespace, name=name, subresource="binding")

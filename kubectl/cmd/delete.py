@@ -34,7 +34,8 @@ __all__ = ["delete"]
 
 
 def delete(
-    resources: Annotated[list[str] | None, typer.Argument(help="TYPE NAME..., TYPE/NAME..., or TYPE with -l/--all")] = None,
+    resources: Annotated[list[str] | None,
+                         typer.Argument(help="TYPE NAME..., TYPE/NAME..., or TYPE with -l/--all")] = None,
     filename: Annotated[list[str], typer.Option("-f", "--filename", help="Delete what these manifests name.")] = [],  # noqa: B006
     recursive: Annotated[bool, typer.Option("-R", "--recursive")] = False,
     selector: Annotated[str | None, typer.Option("-l", "--selector", help="Label selector.")] = None,

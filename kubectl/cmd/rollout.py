@@ -170,8 +170,9 @@ def history(
             body = yaml.safe_dump({"Pod Template": _template_of(found)}, sort_keys=False, default_flow_style=False)
             emit(f"deployment.apps/{name} with revision #{revision}\n{body}")
             return 0
-        rows = [("REVISION", "CHANGE-CAUSE")] + [
-            (str(rev), (rs["metadata"].get("annotations") or {}).get(CHANGE_CAUSE) or "<none>") for rev, rs in revisions]
+        rows = [("REVISION", "CHANGE-CAUSE")]
+        rows += [(str(rev), (rs["metadata"].get("annotations") or {}).get(CHANGE_CAUSE) or "<none>")
+                 for rev, rs in revisions]
         width = max(len(r[0]) for r in rows)
         emit(f"deployment.apps/{name} \n" + "".join(f"{a.ljust(width)}  {b}\n" for a, b in rows) + "\n")
         return 0
@@ -181,7 +182,8 @@ def history(
 @rollout_app.command("undo")
 def undo(
     resource: Target,
-    to_revision: Annotated[int, typer.Option("--to-revision", help="The revision to go back to (0: the previous).")] = 0,
+    to_revision: Annotated[int, typer.Option("--to-revision",
+                                             help="The revision to go back to (0: the previous).")] = 0,
 ) -> None:
     """Undo a previous rollout."""
     ctx = state.ctx

@@ -112,9 +112,11 @@ def test_resource_quota_holds_under_concurrent_creates(api: ApiServerHarness, c:
     assert unspecified.status_code == 403
     assert unspecified.json()["message"] == \
         'pods "bare" is forbidden: failed quota: small: must specify requests.cpu for: c'
-    again = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("again", container={"resources": {"requests": {"cpu": "100m"}}}))
+    again = c.post(f"/api/v1/namespaces/{ns}/pods",
+                   json=pod("again", container={"resources": {"requests": {"cpu": "100m"}}}))
     assert again.status_code == 201, again.text
-    cpu = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("hungry", container={"resources": {"requests": {"cpu": "2"}}}))
+    cpu = c.post(f"/api/v1/namespaces/{ns}/pods",
+                 json=pod("hungry", container={"resources": {"requests": {"cpu": "2"}}}))
     assert cpu.status_code == 403 and "requests.cpu=2" in cpu.json()["message"]
 
 

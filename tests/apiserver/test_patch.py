@@ -99,7 +99,8 @@ def test_json_patch_rfc6902() -> None:
     doc = {"foo": ["bar", "baz"], "x": {"y": 1}}
     out = json_patch(doc, [{"op": "add", "path": "/foo/1", "value": "qux"}, {"op": "remove", "path": "/x/y"},
                            {"op": "replace", "path": "/foo/0", "value": "BAR"},
-                           {"op": "copy", "from": "/foo/0", "path": "/x/z"}, {"op": "test", "path": "/x/z", "value": "BAR"}])
+                           {"op": "copy", "from": "/foo/0", "path": "/x/z"},
+                           {"op": "test", "path": "/x/z", "value": "BAR"}])
     assert out == {"foo": ["BAR", "qux", "baz"], "x": {"z": "BAR"}}
     with pytest.raises(PatchError):
         json_patch(doc, [{"op": "test", "path": "/foo/0", "value": "nope"}])

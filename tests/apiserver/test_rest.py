@@ -184,7 +184,8 @@ async def test_finalizers_hold_deletion(api: ApiServerHarness) -> None:
 
 
 async def test_authentication_and_health(api: ApiServerHarness) -> None:
-    async with httpx.AsyncClient(base_url=api.server, verify=ssl.create_default_context(cafile=str(api.pki.ca_cert))) as raw:
+    verify = ssl.create_default_context(cafile=str(api.pki.ca_cert))
+    async with httpx.AsyncClient(base_url=api.server, verify=verify) as raw:
         assert (await raw.get("/healthz")).text == "ok"
         assert (await raw.get("/readyz")).status_code == 200
         assert (await raw.get("/version")).json()["major"] == "1"

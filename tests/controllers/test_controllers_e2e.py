@@ -11,6 +11,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -244,7 +245,7 @@ async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manag
 async def test_old_replicasets_beyond_the_history_limit_are_deleted(cluster: Cluster,
                                                                    manager: Process) -> None:
     await cluster.create_deployment("web", replicas=1, revisionHistoryLimit=1)
-    _, first, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
+    _, _first, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.26")
     _, second, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.27")
@@ -318,7 +319,8 @@ async def test_paused_deployment_is_not_rolled_out(cluster: Cluster, manager: Pr
     await eventually(paused_observed, timeout=30, message="pause observed")
     assert [r.metadata.uid for r in await cluster.replicasets()] == [rs.metadata.uid]
     await cluster.patch_deployment("web", {"spec": {"paused": False}})
-    _, new, pods = await eventually(lambda: cluster.settled("web", 2, ready=True), timeout=30, message="resumed rollout")
+    _, new, pods = await eventually(lambda: cluster.settled("web", 2, ready=True), timeout=30,
+                                    message="resumed rollout")
     assert new.metadata.uid != rs.metadata.uid and all(p.spec.containers[0].image == "nginx:1.26" for p in pods)
 
 

@@ -61,7 +61,8 @@ def test_apply_folders_and_stdin_then_get_in_every_format(cluster: Cluster, ns: 
     assert ok(cluster, "apply", "-n", ns, "-f", str(tmp_path)).splitlines() == ["deployment.apps/web created"]
     out = ok(cluster, "apply", "-n", ns, "-R", "-f", str(tmp_path)).splitlines()
     assert sorted(out) == ["configmap/one created", "configmap/two created", "deployment.apps/web unchanged"]
-    piped = ok(cluster, "apply", "-n", ns, "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three}\n")
+    piped = ok(cluster, "apply", "-n", ns, "-f", "-",
+               stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three}\n")
     assert piped == "configmap/three created\n"
     ok(cluster, "wait", "-n", ns, "deployment/web", "--for=condition=Available", "--timeout=60s")
 

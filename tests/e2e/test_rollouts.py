@@ -296,7 +296,7 @@ async def test_sigkill_of_the_controller_manager_mid_rollout_converges(cluster: 
         killed_pid, kills = None, 0
         for _ in range(2):  # twice, while both ReplicaSets have pods, unless the rollout is over by then
 
-            async def mid_rollout() -> tuple[str, int] | None:
+            async def mid_rollout(killed_pid: int | None = killed_pid) -> tuple[str, int] | None:
                 """("kill", pid) while old and new are both live under a running controller-manager; ("done", 0)."""
                 pid = cluster.pid_of("controller-manager")
                 if pid == killed_pid or not alive(pid):

@@ -28,7 +28,8 @@ def info(node: Node, *pods: Pod) -> NodeInfo:
     i = NodeInfo()
     i.set_node(node)
     for p in pods:
-        i.add_pod(PodInfo.of(p.model_copy(update={"spec": p.spec.model_copy(update={"node_name": node.metadata.name})})))
+        spec = p.spec.model_copy(update={"node_name": node.metadata.name})
+        i.add_pod(PodInfo.of(p.model_copy(update={"spec": spec})))
     return i
 
 
@@ -222,7 +223,8 @@ def test_inter_pod_affinity_filter(case: Case) -> None:
 
 
 def test_preferred_pod_affinity_scores() -> None:
-    pod = make_pod().pod_affinity("zone", weight=10, app="web").pod_affinity("zone", anti=True, weight=5, app="db").obj()
+    pod = (make_pod().pod_affinity("zone", weight=10, app="web")
+           .pod_affinity("zone", anti=True, weight=5, app="db").obj())
     nodes = [info(Z1A, web("a")), info(Z2A, make_pod().name("d").label("app", "db").obj()), info(CLEAN)]
     plugin, state = InterPodAffinity(), CycleState()
     assert plugin.pre_score(state, pod, nodes, nodes) is None
@@ -286,7 +288,8 @@ def test_no_preemption_of_equal_priority_or_with_policy_never() -> None:
     with pytest.raises(FitError) as e:
         algorithm().schedule(make_pod().priority(10).req(cpu="2").obj(), nodes)
     assert e.value.nomination is None
-    assert str(e.value).endswith("preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..")
+    assert str(e.value).endswith(
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..")
     with pytest.raises(FitError) as e:
         algorithm().schedule(make_pod().priority(100).preemption_policy("Never").req(cpu="2").obj(), nodes)
     assert e.value.nomination is None and "preemptionPolicy=Never" in str(e.value)
