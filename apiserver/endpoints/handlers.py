@@ -92,7 +92,7 @@ class ResourceHandler:
             return await self.read(request, info, served, storage, ctx)
         if method == "POST":
             return await self.create(request, info, served, storage, ctx)
-        if method in ("PUT", "PATCH") and info.name and isinstance(storage, Updater):
+        if method in ("PUT", "PATCH") and info.name:
             return await self.update(request, info, served, storage, ctx)
         if method == "DELETE":
             return await self.delete(request, info, storage, ctx)
@@ -156,8 +156,10 @@ class ResourceHandler:
         created = await storage.create(ctx, info.name or None, body)
         return json_response(created, 201, warnings=warnings)
 
-    async def update(self, request: Request, info: RequestInfo, served: ServedResource, storage: Updater,
+    async def update(self, request: Request, info: RequestInfo, served: ServedResource, storage: Storage,
                      ctx: Context) -> Response:
+        if not isinstance(storage, Updater):
+            raise _not_allowed()
         kind: Kind = storage.kind
         warnings: list[str] = []
 

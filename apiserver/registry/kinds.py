@@ -128,7 +128,8 @@ class WorkloadStrategy(Strategy):
         if replicas is not None and (not isinstance(replicas, int) or replicas < 0):
             errs.append(FieldError("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0"))
         selector = spec.get("selector")
-        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        raw_template = spec.get("template")
+        template: Obj = raw_template if isinstance(raw_template, dict) else {}
         if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
             errs.append(FieldError("spec.selector", "Required value", reason="FieldValueRequired"))
         else:
