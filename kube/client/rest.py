@@ -232,12 +232,12 @@ class RESTClient:
         return type(obj).model_validate(raw)
 
     async def update(self, obj: T_Object) -> T_Object:
-        name = obj.metadata.name
+        name = obj.metadata.name or ""
         raw = await self.replace_raw(obj.info, obj.to_dict(), name=name, namespace=self._ns(obj))
         return type(obj).model_validate(raw)
 
     async def update_status(self, obj: T_Object) -> T_Object:
-        name = obj.metadata.name
+        name = obj.metadata.name or ""
         raw = await self.replace_raw(obj.info, obj.to_dict(), name=name, namespace=self._ns(obj), subresource="status")
         return type(obj).model_validate(raw)
 
