@@ -48,7 +48,7 @@ async def _adopt(actions: ClaimActions, owner: KubeObject, obj: T_Object) -> T_O
     meta = obj.metadata
     refs = [r.to_dict() for r in meta.owner_references or []] + [new_controller_ref(owner).to_dict()]
     try:
-        adopted = await actions.client.patch(type(obj), meta.name, _refs_patch(obj, refs), meta.namespace)
+        adopted = await actions.client.patch(type(obj), meta.name or "", _refs_patch(obj, refs), meta.namespace)
     except NotFound:
         return None
     logger.info("Adopted orphan", extra={"owner": owner.key, "kind": obj.info.kind, "object": obj.key})
@@ -60,7 +60,7 @@ async def _release(actions: ClaimActions, owner: KubeObject, obj: T_Object) -> N
     uid = owner.metadata.uid
     refs = [r.to_dict() for r in meta.owner_references or [] if r.uid != uid]
     try:
-        await actions.client.patch(type(obj), meta.name, _refs_patch(obj, refs), meta.namespace)
+        await actions.client.patch(type(obj), meta.name or "", _refs_patch(obj, refs), meta.namespace)
     except NotFound:
         return
     logger.info("Released dependent", extra={"owner": owner.key, "kind": obj.info.kind, "object": obj.key})

@@ -42,8 +42,8 @@ def orphan_namespace_index(obj: KubeObject) -> list[str]:
 def new_controller_ref(owner: KubeObject) -> OwnerReference:
     """The reference a controller puts on what it creates or adopts."""
     meta = owner.metadata
-    return OwnerReference(api_version=owner.info.api_version, kind=owner.info.kind, name=meta.name, uid=meta.uid,
-                          controller=True, block_owner_deletion=True)
+    return OwnerReference(api_version=owner.info.api_version, kind=owner.info.kind, name=meta.name or "",
+                          uid=meta.uid or "", controller=True, block_owner_deletion=True)
 
 
 def is_controlled_by(obj: KubeObject, owner: KubeObject) -> bool:
