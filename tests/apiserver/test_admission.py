@@ -90,8 +90,9 @@ def test_resource_quota_holds_under_concurrent_creates(api: ApiServerHarness, c:
         async with httpx.AsyncClient(base_url=api.server, timeout=30,
                                      verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
                                      headers={"Authorization": f"Bearer {api.token('admin')}"}) as ac:
-            body = lambda i: pod(f"q{i}", container={"resources": {"requests": {"cpu": "100m"}}})  # noqa: E731
-            return list(await asyncio.gather(*(ac.post(f"/api/v1/namespaces/{ns}/pods", json=body(i))
+            small = {"resources": {"requests": {"cpu": "100m"}}}
+            return list(await asyncio.gather(*(ac.post(f"/api/v1/namespaces/{ns}/pods",
+                                                       json=pod(f"q{i}", container=small))
                                                for i in range(8))))
 
     results = asyncio.run(create_all())

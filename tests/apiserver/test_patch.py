@@ -23,7 +23,8 @@ def deployment(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
 
 
 def containers_of(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    return obj["spec"]["template"]["spec"]["containers"]
+    containers: list[dict[str, Any]] = obj["spec"]["template"]["spec"]["containers"]
+    return containers
 
 
 CASES = [

@@ -18,7 +18,7 @@ import pytest_asyncio
 
 from controllers.common.pods import is_pod_ready
 from controllers.deployment.util import POD_TEMPLATE_HASH_LABEL, compute_hash
-from kube.api import Deployment, Namespace, Node, Pod, ReplicaSet
+from kube.api import Deployment, KubeObject, Namespace, Node, Pod, ReplicaSet
 from kube.client import RESTClient
 from kube.errors import Forbidden, NotFound
 from kube.testing.apiserver import ApiServerHarness
@@ -419,7 +419,7 @@ async def test_deleted_namespace_empties_then_goes(api: ApiServerHarness, manage
                                                 "spec": {"containers": [{"name": "c", "image": "busybox"}]}}))
         await client.delete(Namespace, name)
         marked = await client.get(Namespace, name)
-        assert marked.metadata.deletion_timestamp and marked.status.phase == "Terminating"
+        assert marked.metadata.deletion_timestamp and marked.status and marked.status.phase == "Terminating"
         refused = await client.request("GET", f"/api/v1/namespaces/{name}")  # still readable while terminating
         assert refused["status"]["phase"] == "Terminating"
         with pytest.raises(Forbidden):
@@ -443,7 +443,7 @@ async def test_garbage_collector_background_orphan_and_foreground(cluster: Clust
     async def pods_of(app: str) -> list[Pod]:
         return (await client.list(Pod, ns, label_selector=f"app={app}")).items
 
-    async def gone(cls: type, name: str) -> bool:  # type: ignore[type-arg]
+    async def gone(cls: type[KubeObject], name: str) -> bool:
         try:
             await client.get(cls, name, ns)
         except NotFound:

@@ -63,7 +63,7 @@ async def test_apply_to_running_pods_and_controller_restart(cluster: Any, tmp_pa
         rs_list = (await client.list(ReplicaSet, "default")).items
         assert len(rs_list) == 1
         rs = rs_list[0]
-        assert rs.metadata.name.startswith("web-")
+        assert (rs.metadata.name or "").startswith("web-")
         rs_ref = rs.metadata.controller_ref()
         assert rs_ref and rs_ref.kind == "Deployment" and rs_ref.uid == deploy.metadata.uid
         for p in pods:

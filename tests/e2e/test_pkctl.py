@@ -149,14 +149,15 @@ def test_get_watch_prints_changes_as_they_happen(cluster: Cluster, ns: str) -> N
                                 "configmaps", "-n", ns, "-w", "-o", "name"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env())
     assert watcher.stdout is not None
+    stdout = watcher.stdout
     seen: list[str] = []
 
     def read_until(name: str) -> None:
         deadline = time.monotonic() + 30
         while f"configmap/{name}" not in seen:
-            ready, _, _ = select.select([watcher.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            ready, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
             assert ready, f"no configmap/{name} from pkctl get -w within 30s; saw {seen}"
-            line = watcher.stdout.readline()  # type: ignore[union-attr]
+            line = stdout.readline()
             assert line, f"pkctl get -w ended: {watcher.stderr.read() if watcher.stderr else ''}"
             seen.append(line.strip())
     try:

@@ -8,7 +8,7 @@ import pytest
 
 from kube.api import Node, Pod
 from scheduler.cache import NodeInfo, PodInfo
-from scheduler.framework import CycleState, FitError, Framework, Profile, Status
+from scheduler.framework import CycleState, FilterPlugin, FitError, Framework, Profile
 from scheduler.framework.images import normalized_image_name
 from scheduler.framework.interfaces import Code
 from scheduler.plugins import DEFAULT_PLUGINS, DEFAULT_SCORE_WEIGHTS, IN_TREE_REGISTRY
@@ -33,7 +33,7 @@ def info(node: Node, *pods: Pod) -> NodeInfo:
     return i
 
 
-def verdicts(plugin: object, pod: Pod, nodes: list[NodeInfo]) -> dict[str, str]:
+def verdicts(plugin: FilterPlugin, pod: Pod, nodes: list[NodeInfo]) -> dict[str, str]:
     """node -> "ok" or the rejection reason, with PreFilter run over all nodes first."""
     state = CycleState()
     if hasattr(plugin, "pre_filter"):
@@ -42,8 +42,8 @@ def verdicts(plugin: object, pod: Pod, nodes: list[NodeInfo]) -> dict[str, str]:
             return {n.name: "ok" for n in nodes}
     out: dict[str, str] = {}
     for n in nodes:
-        status: Status | None = plugin.filter(state, pod, n)  # type: ignore[attr-defined]
-        out[n.name] = "ok" if status is None else status.message
+        verdict = plugin.filter(state, pod, n)
+        out[n.name] = "ok" if verdict is None else verdict.message
     return out
 
 
