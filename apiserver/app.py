@@ -8,7 +8,7 @@ server does is in `apiserver.server` and the modules it assembles.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from apiserver.config import ApiServerConfig
 from apiserver.pipeline import Receive, Scope, Send, send_status
@@ -45,7 +45,7 @@ class ApiServerApp:
                     server = await assemble(self.config, storage=self.storage_override,
                                             admission_plugins=self.admission_plugins)
                     await server.start()
-                except Exception as e:  # startup failure: uvicorn exits non-zero
+                except Exception as e:  # noqa: BLE001 - startup failure: uvicorn exits non-zero
                     await send({"type": "lifespan.startup.failed", "message": repr(e)})
                     return
                 self.server = server

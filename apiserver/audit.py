@@ -14,9 +14,10 @@ import json
 import logging
 import threading
 import uuid
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from apiserver.authn import UserInfo
 from apiserver.endpoints.request_info import RequestInfo
@@ -27,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 
 def _micro(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def object_ref(info: RequestInfo) -> dict[str, str] | None:

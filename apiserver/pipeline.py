@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
 
 from starlette.requests import Request
 
-from kube.errors import ApiError, Forbidden, InternalError, Unauthorized
 from apiserver.audit import AuditLog, header
 from apiserver.authn import ANONYMOUS_PATHS, Authenticator, UserInfo
 from apiserver.authn.x509 import client_certificate, user_from_certificate
@@ -31,6 +31,7 @@ from apiserver.endpoints.handlers import ResourceHandler
 from apiserver.endpoints.request_info import RequestInfo, parse_request_info
 from apiserver.endpoints.responses import status_body
 from apiserver.metrics import Metrics
+from kube.errors import ApiError, Forbidden, InternalError, Unauthorized
 
 __all__ = ["RequestPipeline", "attributes_for", "send_status"]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.defaults import default_admission

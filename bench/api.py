@@ -77,7 +77,7 @@ class RawConnection:
     def __init__(self, api: ApiServerHarness) -> None:
         self.api = api
 
-    async def open(self) -> "RawConnection":
+    async def open(self) -> RawConnection:
         ctx = ssl.create_default_context(cafile=str(self.api.pki.ca_cert))
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.api.port, ssl=ctx,
                                                                  server_hostname="127.0.0.1")
@@ -183,7 +183,7 @@ async def fan_out(api: ApiServerHarness, watchers: int, events: int) -> dict[str
             await asyncio.sleep(0.005)
         try:
             await asyncio.wait_for(done.wait(), 120)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         elapsed = time.perf_counter() - start
         for t in tasks:

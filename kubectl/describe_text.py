@@ -27,7 +27,7 @@ def _parse_time(text: str | None) -> dt.datetime | None:
 def since(text: str | None) -> float | None:
     """Seconds from the RFC 3339 time `text` until now."""
     when = _parse_time(text)
-    return None if when is None else (dt.datetime.now(dt.timezone.utc) - when).total_seconds()
+    return None if when is None else (dt.datetime.now(dt.UTC) - when).total_seconds()
 
 
 def age(seconds: float | None) -> str:

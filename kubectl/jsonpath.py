@@ -27,7 +27,7 @@ class JSONPathError(ValueError):
 class _Node:
     kind: str  # text | expr | range
     value: str = ""
-    body: list["_Node"] = field(default_factory=list)
+    body: list[_Node] = field(default_factory=list)
 
 
 def _parse(template: str) -> list[_Node]:

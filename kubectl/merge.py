@@ -21,7 +21,7 @@ def _contains(live: Any, wanted: Any) -> bool:
         return isinstance(live, dict) and all(k in live and _contains(live[k], v) for k, v in wanted.items())
     if isinstance(wanted, list):
         return isinstance(live, list) and len(live) == len(wanted) and all(
-            _contains(a, b) for a, b in zip(live, wanted))
+            _contains(a, b) for a, b in zip(live, wanted, strict=True))
     return bool(live == wanted)
 
 

@@ -182,7 +182,7 @@ class Kubelet:
             await self.clock.sleep(self.config.relist_interval)
             try:
                 await self.relist()
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - the next relist tries again
                 logger.warning("Relisting the runtime failed", extra={"error": repr(e)})
 
     async def relist(self) -> None:
@@ -212,7 +212,7 @@ class Kubelet:
             since_full += self.config.housekeeping_interval
             try:
                 await self.housekeeping(full=since_full >= _FULL_RESYNC)
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - the next pass tries again
                 logger.warning("Housekeeping failed", extra={"error": repr(e)})
             if since_full >= _FULL_RESYNC:
                 since_full = 0.0

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from kubelet.cri.interface import (CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, ContainerState,
-                                   NotFoundError, RuntimeService)
+from kubelet.cri.interface import (
+    CONTAINER_NAME_LABEL,
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    ContainerState,
+    NotFoundError,
+    RuntimeService,
+)
 from kubelet.cri.logformat import LogLine
 
 __all__ = ["ContainerLogSource", "LogNotFound", "LogReader"]

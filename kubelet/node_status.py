@@ -80,8 +80,8 @@ class NodeStatusManager:
                                 "kubelet has sufficient memory available", now),
                 self._condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure",
                                 now),
-                self._condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available",
-                                now),
+                self._condition("PIDPressure", "False", "KubeletHasSufficientPID",
+                                "kubelet has sufficient PID available", now),
                 self._condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", now),
             ],
             "addresses": [{"type": "InternalIP", "address": self.config.address},
@@ -108,7 +108,7 @@ class NodeStatusManager:
                 self._node_uid = node.metadata.uid
                 self._last_report = self.clock.now()
                 return
-            except Exception as e:  # the API server may not be up yet: keep trying
+            except Exception as e:  # noqa: BLE001 - the API server may not be up yet: keep trying
                 logger.warning("Registering node failed, will retry", extra={"error": repr(e)})
                 await self.clock.sleep(delay)
                 delay = min(delay * 2, 5.0)
@@ -172,7 +172,7 @@ class NodeStatusManager:
                         await self.register()
                 except Conflict:
                     pass
-                except Exception as e:
+                except Exception as e:  # noqa: BLE001 - the next heartbeat tries again
                     logger.warning("Heartbeat failed, will retry", extra={"what": what, "error": repr(e)})
             await self.clock.sleep(period)
 

@@ -18,14 +18,27 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from kube.api import Container, Pod
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.quantity import cpu_millis, to_int
-from kubelet.cri.interface import (CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL,
-                                   PortMappingSpec,
-                                   CRIError, ContainerConfig, ContainerInfo, ContainerState, ImagePullError,
-                                   PodSandbox, PodSandboxConfig, RuntimeService, SandboxState)
+from kubelet.cri.interface import (
+    CONTAINER_NAME_LABEL,
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
+    ContainerConfig,
+    ContainerInfo,
+    ContainerState,
+    CRIError,
+    ImagePullError,
+    PodSandbox,
+    PodSandboxConfig,
+    PortMappingSpec,
+    RuntimeService,
+    SandboxState,
+)
 from kubelet.status import ContainerView
 
 __all__ = ["PodSyncer", "SyncResult", "BACKOFF_INITIAL", "BACKOFF_MAX"]
@@ -87,7 +100,13 @@ def container_env(pod: Pod, container: Container, sandbox: PodSandbox, host_ip: 
     return env
 
 
-def _resources(container: Container) -> dict[str, int]:
+class _Resources(TypedDict):
+    cpu_limit_millis: int
+    cpu_request_millis: int
+    memory_limit_bytes: int
+
+
+def _resources(container: Container) -> _Resources:
     """The container's cpu and memory as the cgroup limits a CRI runtime applies."""
     res = container.resources
     limits, requests = (res.limits or {}) if res else {}, (res.requests or {}) if res else {}
@@ -164,10 +183,10 @@ class PodSyncer:
         policy = pod.spec.restart_policy or "Always"
         init_views, initialized, init_failed, retry = await self._sync_init_containers(pod, sandbox, instances)
         if not initialized:
-            views = [_view(c.name, c.image or "", []) for c in pod.spec.containers]
-            for view in views:
+            pending = [_view(c.name, c.image or "", []) for c in pod.spec.containers]
+            for view in pending:
                 view.waiting_reason = "PodInitializing"
-            return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry, init_views,
+            return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), pending, retry, init_views,
                               initialized=False, init_failed=init_failed)
         views: list[ContainerView] = []
         now = time.time()
@@ -250,7 +269,7 @@ class PodSyncer:
         if not present:
             failures, last = self._image_failures.get(key, (0, 0.0))
             if failures:
-                wait = last + min(IMAGE_BACKOFF_INITIAL * 2 ** (failures - 1), BACKOFF_MAX) - time.time()
+                wait = last + min(IMAGE_BACKOFF_INITIAL * 2.0 ** (failures - 1), BACKOFF_MAX) - time.time()
                 if wait > 0:
                     view.waiting_reason = "ImagePullBackOff"
                     view.waiting_message = f'Back-off pulling image "{image}"'
@@ -262,7 +281,7 @@ class PodSyncer:
                 self._image_failures[key] = (failures + 1, time.time())
                 view.waiting_reason, view.waiting_message = "ErrImagePull", str(e)
                 self.recorder.event(pod, EVENT_WARNING, "Failed", f'Failed to pull image "{image}": {e}')
-                return min(IMAGE_BACKOFF_INITIAL * 2 ** failures, BACKOFF_MAX)
+                return min(IMAGE_BACKOFF_INITIAL * 2.0 ** failures, BACKOFF_MAX)
             self._image_failures.pop(key, None)
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Successfully pulled image "{image}"')
         else:

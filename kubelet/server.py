@@ -15,7 +15,7 @@ import asyncio
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import uvicorn
 from starlette.applications import Starlette
@@ -32,7 +32,7 @@ _FOLLOW_POLL = 0.25
 
 def _line(text: str, when: float, timestamps: bool) -> bytes:
     if timestamps:
-        stamp = datetime.fromtimestamp(when, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f000Z")
+        stamp = datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f000Z")
         return f"{stamp} {text}\n".encode()
     return f"{text}\n".encode()
 
@@ -84,7 +84,7 @@ class KubeletServer:
             return PlainTextResponse(str(e), status_code=404)
         seen = len(lines)
         if since is not None:
-            cutoff = datetime.now(timezone.utc).timestamp() - since
+            cutoff = datetime.now(UTC).timestamp() - since
             lines = [ln for ln in lines if ln.time >= cutoff]
         if tail is not None:
             lines = lines[-tail:] if tail > 0 else []

@@ -16,7 +16,7 @@ The result is a plain dict in wire form, ready for a merge patch of pods/status.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from kube import qos
@@ -30,7 +30,7 @@ __all__ = ["ContainerView", "compute_pod_status", "rfc3339"]
 def rfc3339(epoch: float | None) -> str | None:
     if epoch is None:
         return None
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -134,7 +134,8 @@ def _conditions(pod: Pod, sandbox_ready: bool, all_ready: bool, now: str, *,
             c["reason"] = reason
         return c
 
-    out = [cond("PodReadyToStartContainers", sandbox_ready), cond("Initialized", initialized, "ContainersNotInitialized"),
+    out = [cond("PodReadyToStartContainers", sandbox_ready),
+           cond("Initialized", initialized, "ContainersNotInitialized"),
            cond("Ready", all_ready, "ContainersNotReady"), cond("ContainersReady", all_ready, "ContainersNotReady")]
     scheduled = old.get("PodScheduled")
     out.append(scheduled.to_dict() if scheduled is not None else cond("PodScheduled", True))

@@ -95,7 +95,8 @@ def up(
     pod_start_delay: Annotated[float, typer.Option(
         help="Seconds a simulated container takes to start (--runtime simulated).")] = 0.0,
     node_monitor_grace_period: Annotated[float | None, typer.Option(
-        help="Seconds without a node Lease renewal before the node is Unknown (controller-manager; default 40).")] = None,
+        help="Seconds without a node Lease renewal before the node is Unknown "
+             "(controller-manager; default 40).")] = None,
     node_status_update_frequency: Annotated[float | None, typer.Option(
         help="Seconds between a kubelet's Lease renewals and status heartbeats (default 10).")] = None,
     max_container_restart_period: Annotated[float | None, typer.Option(

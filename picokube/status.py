@@ -78,7 +78,7 @@ def render_text(doc: dict[str, Any]) -> str:
     rows += [(c["name"], str(c["pid"] or "-"), "yes" if c["alive"] else "no", c["process_state"],
               str(c["restarts"]), c["last_exit"] or "-") for c in doc["components"]]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     return "\n".join(lines)
 
 

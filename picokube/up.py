@@ -139,7 +139,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
     for containerd in config.containerd_nodes():
         containerd.write_config()
         specs.append(ComponentSpec(f"containerd-{config.node_names[containerd.index - 1]}", containerd.argv(),
-                                   ready=containerd.ready, cwd=cwd, env=env, before_stop=functools.partial(containerd.remove_pods, env),
+                                   ready=containerd.ready, cwd=cwd, env=env,
+                                   before_stop=functools.partial(containerd.remove_pods, env),
                                    after_stop=containerd.cleanup))
     for i, node in enumerate(config.node_names, start=1):
         if config.runtime == "cri":

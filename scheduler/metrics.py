@@ -62,7 +62,8 @@ class SchedulerMetrics:
                                 "could not be scheduled, while 'error' means an internal scheduler problem.",
                                 ["result", "profile"], registry=self.registry)
         self.attempt_duration = Histogram("scheduler_scheduling_attempt_duration_seconds",
-                                          "Scheduling attempt latency in seconds (the scheduling cycle, without binding)",
+                                          "Scheduling attempt latency in seconds "
+                                          "(the scheduling cycle, without binding)",
                                           ["result", "profile"], buckets=_BUCKETS, registry=self.registry)
         self.bindings = Counter("scheduler_binding_total", "Number of pod bindings, by the result.",
                                 ["result"], registry=self.registry)

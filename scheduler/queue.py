@@ -23,6 +23,7 @@ import heapq
 import itertools
 import logging
 from collections import Counter
+from typing import Any
 
 from kube.clock import Clock, RealClock
 from kube.workqueue import ShutDown
@@ -111,7 +112,7 @@ class SchedulingQueue:
                     self._processing.add(key)
                     return key
             self._wakeup.clear()
-            waits = [asyncio.ensure_future(self._wakeup.wait())]
+            waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._wakeup.wait())]
             if self._backoff:
                 waits.append(asyncio.ensure_future(self._clock.sleep(self._backoff[0][0] - self._clock.now())))
             try:

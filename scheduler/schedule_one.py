@@ -15,8 +15,8 @@ Mirrors kube-scheduler `schedule_one.go` (`schedulePod`, `findNodesThatFitPod`,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo

@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Coroutine, Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 from kube.api import Node, Pod
 from kube.cache import EventHandler, InformerFactory
@@ -157,7 +158,7 @@ class Scheduler:
         try:
             async with self._bind_slots:
                 await self.client.bind(namespace=ns, name=name, node_name=node_name, uid=pod.metadata.uid)
-        except Exception as e:  # any failure: undo the assumption and retry
+        except Exception as e:  # noqa: BLE001 - any failure: undo the assumption and retry
             self.metrics.observe_binding(False)
             self.cache.forget_pod(key)
             level = logging.DEBUG if isinstance(e, (Conflict, NotFound)) else logging.WARNING
@@ -169,7 +170,8 @@ class Scheduler:
         self.cache.finish_binding(key)
         self.queue.forget(key)
         logger.info("Pod bound", extra={"pod": key, "node": node_name})
-        self.recorder_for(pod).event(pod, EVENT_NORMAL, "Scheduled", f"Successfully assigned {ns}/{name} to {node_name}")
+        message = f"Successfully assigned {ns}/{name} to {node_name}"
+        self.recorder_for(pod).event(pod, EVENT_NORMAL, "Scheduled", message)
 
     # --- unschedulable pods --------------------------------------------------------------
     def _handle_unschedulable(self, pod: Pod, err: FitError) -> None:
@@ -195,7 +197,7 @@ class Scheduler:
                                          uid=victim.metadata.uid)
             except NotFound:
                 continue
-            except Exception as e:  # the next attempt preempts again if still needed
+            except Exception as e:  # noqa: BLE001 - the next attempt preempts again if still needed
                 logger.warning("Deleting a preemption victim failed", extra={"pod": victim.key, "error": repr(e)})
                 continue
             self.recorder_for(pod).event(victim, EVENT_NORMAL, "Preempted",
@@ -208,7 +210,7 @@ class Scheduler:
                                             pod.metadata.namespace, subresource="status")
             except (Conflict, NotFound):
                 pass
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - best effort: the next attempt sets it again
                 logger.warning("Setting nominatedNodeName failed", extra={"pod": pod.key, "error": repr(e)})
 
     async def _set_unschedulable_condition(self, pod: Pod, message: str) -> None:
@@ -223,7 +225,7 @@ class Scheduler:
             async with self._status_slots:
                 await self.client.patch(Pod, str(pod.metadata.name), patch, pod.metadata.namespace,
                                         subresource="status")
-        except Exception as e:  # best effort: the next attempt writes it again
+        except Exception as e:  # noqa: BLE001 - best effort: the next attempt writes it again
             level = logging.DEBUG if isinstance(e, (Conflict, NotFound)) else logging.WARNING
             logger.log(level, "Updating pod condition failed", extra={"pod": pod.key, "error": repr(e)})
         finally:

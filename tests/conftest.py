@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
 from uuid import uuid4
 
 import pytest

@@ -8,7 +8,7 @@ both phases. Safe to share between concurrent requests: the chain holds no reque
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from apiserver.admission.interfaces import Attributes, MutationInterface, Obj, Operation, ValidationInterface
 from apiserver.authn import UserInfo

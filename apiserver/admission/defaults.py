@@ -6,12 +6,19 @@ ResourceQuota last (it counts the object every other plugin has finished with).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.interfaces import Obj
-from apiserver.admission.plugins import (DefaultTolerationSeconds, LimitRanger, NamespaceLifecycle, NodeRestriction,
-                                         Priority, ResourceQuota, ServiceAccount)
+from apiserver.admission.plugins import (
+    DefaultTolerationSeconds,
+    LimitRanger,
+    NamespaceLifecycle,
+    NodeRestriction,
+    Priority,
+    ResourceQuota,
+    ServiceAccount,
+)
 from apiserver.registry.generic import ListOptions
 from apiserver.registry.resource_registry import ResourceRegistry
 

@@ -1,7 +1,7 @@
 """Static bearer tokens from a CSV file, in kube-apiserver's `--token-auth-file` format.
 
 Each line: `token,user,uid,"group1,group2"` (groups optional). Every authenticated user also
-gets the group `system:authenticated`, as in Kubernetes. 
+gets the group `system:authenticated`, as in Kubernetes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def parse_token_file(path: Path) -> dict[str, UserInfo]:
             if len(row) < 3:
                 raise ValueError(f"{path}:{n}: expected token,user,uid[,groups]")
             groups = tuple(g.strip() for g in row[3].split(",") if g.strip()) if len(row) > 3 else ()
-            users[row[0].strip()] = UserInfo(row[1].strip(), row[2].strip(), groups + ("system:authenticated",))
+            users[row[0].strip()] = UserInfo(row[1].strip(), row[2].strip(), (*groups, "system:authenticated"))
     return users
 
 

@@ -10,7 +10,8 @@ handshake for one the CA did not sign. What reaches here is therefore already tr
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID

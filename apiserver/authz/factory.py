@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from apiserver.authz.attributes import Authorizer, UnionAuthorizer
 from apiserver.authz.node import NodeAuthorizer

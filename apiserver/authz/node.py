@@ -12,7 +12,8 @@ Mirrors plugin/pkg/auth/authorizer/node, reduced to what picokube's kubelet need
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from apiserver.authz.attributes import Attributes, Decision
 

@@ -22,7 +22,9 @@ Obj = dict[str, Any]
 
 
 def _match(values: list[str] | None, wanted: str) -> bool:
-    return bool(values) and ("*" in values or wanted in values)
+    if not values:
+        return False
+    return "*" in values or wanted in values
 
 
 def rule_allows(rule: Obj, attrs: Attributes) -> bool:

@@ -23,9 +23,20 @@ from apiserver.endpoints.request_info import RequestInfo
 from apiserver.endpoints.responses import json_response
 from apiserver.endpoints.tables import to_table, wants_table
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
-from apiserver.registry.rest.interfaces import (CollectionDeleter, Connecter, Context, Creater, GracefulDeleter,
-                                                Getter, Kind, Lister, Storage, UpdateFunc, Updater,
-                                                Watcher)
+from apiserver.registry.rest.interfaces import (
+    CollectionDeleter,
+    Connecter,
+    Context,
+    Creater,
+    Getter,
+    GracefulDeleter,
+    Kind,
+    Lister,
+    Storage,
+    UpdateFunc,
+    Updater,
+    Watcher,
+)
 from kube.errors import ApiError, BadRequest, MethodNotAllowed, NotFound
 
 __all__ = ["ResourceHandler"]
@@ -81,7 +92,7 @@ class ResourceHandler:
             return await self.read(request, info, served, storage, ctx)
         if method == "POST":
             return await self.create(request, info, served, storage, ctx)
-        if method in ("PUT", "PATCH") and info.name and isinstance(storage, Updater):
+        if method in ("PUT", "PATCH") and info.name:
             return await self.update(request, info, served, storage, ctx)
         if method == "DELETE":
             return await self.delete(request, info, storage, ctx)
@@ -145,9 +156,11 @@ class ResourceHandler:
         created = await storage.create(ctx, info.name or None, body)
         return json_response(created, 201, warnings=warnings)
 
-    async def update(self, request: Request, info: RequestInfo, served: ServedResource, storage: Updater,
+    async def update(self, request: Request, info: RequestInfo, served: ServedResource, storage: Storage,
                      ctx: Context) -> Response:
-        kind: Kind = getattr(storage, "kind")
+        if not isinstance(storage, Updater):
+            raise _not_allowed()
+        kind: Kind = storage.kind
         warnings: list[str] = []
 
         def check(obj: Obj) -> None:

@@ -11,7 +11,8 @@ with Kubernetes' semantics: strategic merge patch and server-side apply's field 
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 

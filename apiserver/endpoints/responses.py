@@ -10,6 +10,7 @@ error path (the pipeline, the plain routes, watch ERROR events) takes its Status
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from starlette.responses import Response
@@ -35,9 +36,14 @@ def status_body(err: ApiError) -> bytes:
     return go_json(err.status)
 
 
+def _header_text(text: str) -> str:
+    """`text` without control characters, which no header value may carry (a field name may hold them)."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+
+
 def json_response(body: Any, status_code: int = 200, *, warnings: list[str] | None = None) -> Response:
     # Header values travel as bytes; field names may be any Unicode, so send their UTF-8 as is.
-    headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings).encode().decode("latin-1")} \
+    headers = {"Warning": ", ".join(f'299 - "{_header_text(w)}"' for w in warnings).encode().decode("latin-1")} \
         if warnings else None
     return Response(go_json(body), status_code=status_code, media_type="application/json", headers=headers)
 

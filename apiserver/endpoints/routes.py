@@ -8,7 +8,7 @@ issuer's discovery documents join these routes from `oidc`.
 from __future__ import annotations
 
 import json
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI
 from starlette.requests import Request

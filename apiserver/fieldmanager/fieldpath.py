@@ -11,7 +11,8 @@ nested `fieldsV1` form stored in `metadata.managedFields`.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from apiserver.openapi.schema import SchemaNode
 
@@ -35,13 +36,13 @@ def _walk(value: Any, node: SchemaNode, prefix: Path, list_info: tuple[str, list
         if kind == "map" and keys and all(isinstance(v, dict) for v in value):
             item_node = node.items()
             for item in value:
-                elem = prefix + (_key_elem(item, keys),)
-                yield elem + (".",)
+                elem = (*prefix, _key_elem(item, keys))
+                yield (*elem, ".")
                 yield from _walk_map(item, item_node, elem)
             return
         if kind == "set":
             for item in value:
-                yield prefix + ("v:" + json.dumps(item, separators=(",", ":")),)
+                yield (*prefix, "v:" + json.dumps(item, separators=(",", ":")))
             return
         yield prefix
         return
@@ -55,7 +56,7 @@ def _walk_map(value: dict[str, Any], node: SchemaNode, prefix: Path) -> Iterator
     for key, child in value.items():
         child_node = node.field(key)
         info = node.list_type(key) if isinstance(child, list) else None
-        yield from _walk(child, child_node, prefix + (f"f:{key}",), info)
+        yield from _walk(child, child_node, (*prefix, f"f:{key}"), info)
 
 
 def field_set(obj: dict[str, Any], node: SchemaNode, *, include_status: bool = False) -> set[Path]:
@@ -85,7 +86,7 @@ def to_fields_v1(paths: set[Path]) -> dict[str, Any]:
 def from_fields_v1(tree: dict[str, Any], prefix: Path = ()) -> set[Path]:
     paths: set[Path] = set()
     for elem, sub in tree.items():
-        here = prefix + (elem,)
+        here = (*prefix, elem)
         if isinstance(sub, dict) and sub:
             paths |= from_fields_v1(sub, here)
         else:

@@ -18,9 +18,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from kube.errors import Conflict
 from apiserver.fieldmanager.fieldpath import Path, field_set, from_fields_v1, get_at, remove_at, to_fields_v1
 from apiserver.openapi.schema import SchemaNode
+from kube.errors import Conflict
 
 __all__ = ["record_update", "apply_config", "manager_from_user_agent", "format_path"]
 
@@ -126,17 +126,17 @@ def _merge(live: Any, applied: Any, node: SchemaNode, list_info: tuple[str, list
     if isinstance(live, list) and isinstance(applied, list) and list_info is not None:
         kind, keys = list_info
         if kind == "map" and keys:
-            result = copy.deepcopy(live)
+            items = copy.deepcopy(live)
             for item in applied:
                 if not isinstance(item, dict):
                     return copy.deepcopy(applied)
-                idx = next((i for i, cur in enumerate(result) if isinstance(cur, dict)
+                idx = next((i for i, cur in enumerate(items) if isinstance(cur, dict)
                             and all(cur.get(k) == item.get(k) for k in keys)), None)
                 if idx is None:
-                    result.append(copy.deepcopy(item))
+                    items.append(copy.deepcopy(item))
                 else:
-                    result[idx] = _merge(result[idx], item, node.items(), None)
-            return result
+                    items[idx] = _merge(items[idx], item, node.items(), None)
+            return items
         if kind == "set":
             return list(live) + [v for v in applied if v not in live]
     return copy.deepcopy(applied)
@@ -166,7 +166,7 @@ def apply_config(live: Obj | None, applied: Obj, *, manager: str, force: bool, n
                        details={"name": name, "kind": qualified, "causes": causes})
     for e in entries:
         e.fields -= {p for ps in conflicts.values() for p in ps}
-    merged = _merge(live or {}, applied, node, None)
+    merged: dict[str, Any] = _merge(live or {}, applied, node, None)
     mine = _mine(entries, manager, "Apply", None, api_version, now)
     others: set[Path] = set().union(*(e.fields for e in entries if e is not mine)) if len(entries) > 1 else set()
     for p in sorted(mine.fields - applied_fields - others, key=len, reverse=True):

@@ -15,8 +15,8 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from kube.resources import ResourceInfo
 from apiserver.openapi.schema import definition_for_gvk, definitions
+from kube.resources import ResourceInfo
 
 __all__ = ["openapi_v2", "openapi_v3_index", "openapi_v3_group"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ def definitions() -> dict[str, dict[str, Any]]:
     return dict(json.loads(_PATH.read_text())["definitions"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gvk_index() -> dict[tuple[str, str, str], str]:
     index = {}
     for name, d in definitions().items():
@@ -65,7 +65,7 @@ class SchemaNode:
         t = self.schema.get("type")
         return str(t) if t else ("object" if "properties" in self.schema else None)
 
-    def field(self, name: str) -> "SchemaNode":
+    def field(self, name: str) -> SchemaNode:
         props = self.schema.get("properties") or {}
         if name in props:
             return SchemaNode(_resolve(props[name]))
@@ -77,7 +77,7 @@ class SchemaNode:
     def raw_field(self, name: str) -> dict[str, Any]:
         return dict((self.schema.get("properties") or {}).get(name) or {})
 
-    def items(self) -> "SchemaNode":
+    def items(self) -> SchemaNode:
         items = self.schema.get("items")
         return SchemaNode(_resolve(items)) if isinstance(items, dict) else SchemaNode({})
 
@@ -143,7 +143,7 @@ def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
     elif t == "string":
         bad = None if isinstance(obj, str) or _is_quantity_number(obj, node) else "string"
     elif t == "integer":
-        ok = isinstance(obj, int) and not isinstance(obj, bool) or (isinstance(obj, float) and obj.is_integer())
+        ok = (isinstance(obj, int) and not isinstance(obj, bool)) or (isinstance(obj, float) and obj.is_integer())
         bad = None if ok else ("int64" if fmt == "int64" else "int32" if fmt == "int32" else "int")
     elif t == "number":
         bad = None if isinstance(obj, (int, float)) and not isinstance(obj, bool) else "float64"

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
+from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
+from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
+from apiserver.registry.workload_validation import validate_deployment_spec
 from kube.errors import FieldError
 from kube.qos import qos_class
 from kube.resources import RESOURCES, ResourceInfo
-from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
-from apiserver.registry.workload_validation import validate_deployment_spec
-from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 
 __all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy"]
 
@@ -24,7 +25,7 @@ def _mapping(container: Obj, field: str) -> dict[str, Any] | None:
 
 class PodStrategy(Strategy):
     waits_for_graceful_termination = True
-    selectable_fields = {
+    selectable_fields: ClassVar[Mapping[str, str]] = {
         "spec.nodeName": "spec.nodeName", "spec.schedulerName": "spec.schedulerName",
         "spec.serviceAccountName": "spec.serviceAccountName", "spec.hostNetwork": "spec.hostNetwork",
         "spec.restartPolicy": "spec.restartPolicy", "status.phase": "status.phase",
@@ -45,7 +46,7 @@ class PodStrategy(Strategy):
         errs = validate_object_meta(obj, namespaced=True)
         spec = obj.get("spec")
         if not isinstance(spec, dict):
-            return errs + [FieldError("spec", "Required value", reason="FieldValueRequired")]
+            return [*errs, FieldError("spec", "Required value", reason="FieldValueRequired")]
         return errs + validate_pod_spec(spec, "spec")
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
@@ -63,7 +64,7 @@ class PodStrategy(Strategy):
 
 
 class NamespaceStrategy(Strategy):
-    selectable_fields = {"status.phase": "status.phase"}
+    selectable_fields: ClassVar[Mapping[str, str]] = {"status.phase": "status.phase"}
 
     def default_status(self, obj: Obj) -> None:
         obj["status"] = {"phase": "Active"}
@@ -94,11 +95,11 @@ class NamespaceStrategy(Strategy):
 
 
 class NodeStrategy(Strategy):
-    selectable_fields = {"spec.unschedulable": "spec.unschedulable"}
+    selectable_fields: ClassVar[Mapping[str, str]] = {"spec.unschedulable": "spec.unschedulable"}
 
 
 class EventStrategy(Strategy):
-    selectable_fields = {
+    selectable_fields: ClassVar[Mapping[str, str]] = {
         "involvedObject.kind": "involvedObject.kind", "involvedObject.namespace": "involvedObject.namespace",
         "involvedObject.name": "involvedObject.name", "involvedObject.uid": "involvedObject.uid",
         "involvedObject.apiVersion": "involvedObject.apiVersion",
@@ -122,12 +123,13 @@ class WorkloadStrategy(Strategy):
         errs = validate_object_meta(obj, namespaced=True)
         spec = obj.get("spec")
         if not isinstance(spec, dict):
-            return errs + [FieldError("spec", "Required value", reason="FieldValueRequired")]
+            return [*errs, FieldError("spec", "Required value", reason="FieldValueRequired")]
         replicas = spec.get("replicas")
         if replicas is not None and (not isinstance(replicas, int) or replicas < 0):
             errs.append(FieldError("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0"))
         selector = spec.get("selector")
-        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        raw_template = spec.get("template")
+        template: Obj = raw_template if isinstance(raw_template, dict) else {}
         if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
             errs.append(FieldError("spec.selector", "Required value", reason="FieldValueRequired"))
         else:

@@ -9,8 +9,8 @@ Registration and lookups happen on the event loop; no lock is needed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.lister import CacheLister

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from apiserver.registry.defaults import apply_defaults
 from kube.errors import FieldError
@@ -91,7 +92,7 @@ class Strategy:
     # always records `deletionGracePeriodSeconds` for them.
     waits_for_graceful_termination = False
     # Extra field-selector fields beyond metadata.name / metadata.namespace.
-    selectable_fields: dict[str, str] = {}
+    selectable_fields: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, info: ResourceInfo) -> None:
         self.info = info

@@ -21,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from kube.errors import ResourceExpired, ServiceUnavailable
-from apiserver.storage import errors as serr
 from apiserver.registry.watch_event import WatchEvent, encode_event
+from apiserver.storage import errors as serr
 from apiserver.storage.interface import Storage
+from kube.errors import ResourceExpired, ServiceUnavailable
 
 __all__ = ["WatchCache", "CacheWatcher", "CachedEvent"]
 
@@ -116,7 +117,7 @@ class WatchCache:
     async def wait_ready(self, timeout: float = 30.0) -> None:
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ServiceUnavailable("the watch cache is not initialized yet, try again") from None
 
     async def wait_until_fresh(self, revision: int, timeout: float) -> bool:

@@ -27,7 +27,7 @@ def encode_event(type_: str, obj: Obj) -> bytes:
 class WatchEvent:
     """ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, with its object."""
 
-    __slots__ = ("type", "object", "_shared", "_line")
+    __slots__ = ("_line", "_shared", "object", "type")
 
     def __init__(self, type_: str, obj: Obj, shared: CachedEvent | None = None) -> None:
         self.type, self.object, self._shared = type_, obj, shared

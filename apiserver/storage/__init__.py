@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from .errors import (Compacted, FutureRevision, KeyExists, KeyNotFound, RevisionConflict, StorageError,
-                     Unavailable)
+from .errors import Compacted, FutureRevision, KeyExists, KeyNotFound, RevisionConflict, StorageError, Unavailable
 from .etcd3 import Etcd3Storage
 from .interface import KeyValue, ListResult, Storage, WatchEvent, WatchEventType
 

@@ -37,15 +37,15 @@ import builtins
 import logging
 import random
 import time
-from typing import Any, AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import aetcd
 import grpc
 from aetcd import rpc
 
-from .errors import (Compacted, FutureRevision, KeyExists, KeyNotFound, RevisionConflict, StorageError,
-                     Unavailable)
+from .errors import Compacted, FutureRevision, KeyExists, KeyNotFound, RevisionConflict, StorageError, Unavailable
 from .interface import KeyValue, ListResult, WatchEvent
 
 __all__ = ["Etcd3Storage"]
@@ -197,8 +197,7 @@ class Etcd3Storage:
         self._kv_stub: Any = client.kvstub
         self._watch_stub: Any = rpc.WatchStub(client.channel)
         self._metadata: Any = client.metadata
-        self._watch_metadata: tuple[tuple[str, str], ...] = (tuple(client.metadata or ()) +
-                                                             (("hasleader", "true"),))
+        self._watch_metadata: tuple[tuple[str, str], ...] = (*(client.metadata or ()), ("hasleader", "true"))
         self._timeout = timeout
         self._closed = False
         self._calls: set[Any] = set()
@@ -208,7 +207,7 @@ class Etcd3Storage:
 
     @classmethod
     async def connect(cls, endpoints: builtins.list[str], *, timeout: float = 5.0,
-                      startup_timeout: float | None = None) -> "Etcd3Storage":
+                      startup_timeout: float | None = None) -> Etcd3Storage:
         """Connect to the first endpoint that answers, retrying the list until `startup_timeout`.
 
         Each attempt waits at most a second, so one endpoint that hangs (a name that does not
@@ -252,7 +251,7 @@ class Etcd3Storage:
         self._calls.clear()
         try:
             await self._client.close()
-        except Exception:  # noqa: BLE001 - closing must not fail
+        except Exception:
             logger.debug("error closing the etcd client", exc_info=True)
 
     async def healthy(self) -> bool:
@@ -456,7 +455,7 @@ class Etcd3Storage:
                                 continue  # defensive: never repeat what an earlier stream delivered
                             next_rev = max(next_rev, event.revision + 1)
                             yield event
-                except (_StreamBroken, grpc.aio.AioRpcError, asyncio.TimeoutError, asyncio.CancelledError) as e:
+                except (TimeoutError, _StreamBroken, grpc.aio.AioRpcError, asyncio.CancelledError) as e:
                     if isinstance(e, asyncio.CancelledError) and _being_cancelled():
                         raise
                     if self._closed:

@@ -24,8 +24,9 @@ Invariants every implementation keeps:
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import AsyncIterator, Awaitable, Callable, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 __all__ = ["KeyValue", "ListResult", "WatchEvent", "WatchEventType", "Storage"]
 

@@ -40,15 +40,15 @@ class ClaimActions:
 
 
 def _refs_patch(obj: KubeObject, refs: list[dict[str, Any]]) -> dict[str, Any]:
-    meta = getattr(obj, "metadata")
+    meta = obj.metadata
     return {"metadata": {"resourceVersion": meta.resource_version, "ownerReferences": refs or None}}
 
 
 async def _adopt(actions: ClaimActions, owner: KubeObject, obj: T_Object) -> T_Object | None:
-    meta = getattr(obj, "metadata")
+    meta = obj.metadata
     refs = [r.to_dict() for r in meta.owner_references or []] + [new_controller_ref(owner).to_dict()]
     try:
-        adopted = await actions.client.patch(type(obj), meta.name, _refs_patch(obj, refs), meta.namespace)
+        adopted = await actions.client.patch(type(obj), meta.name or "", _refs_patch(obj, refs), meta.namespace)
     except NotFound:
         return None
     logger.info("Adopted orphan", extra={"owner": owner.key, "kind": obj.info.kind, "object": obj.key})
@@ -56,11 +56,11 @@ async def _adopt(actions: ClaimActions, owner: KubeObject, obj: T_Object) -> T_O
 
 
 async def _release(actions: ClaimActions, owner: KubeObject, obj: T_Object) -> None:
-    meta = getattr(obj, "metadata")
-    uid = getattr(owner, "metadata").uid
+    meta = obj.metadata
+    uid = owner.metadata.uid
     refs = [r.to_dict() for r in meta.owner_references or [] if r.uid != uid]
     try:
-        await actions.client.patch(type(obj), meta.name, _refs_patch(obj, refs), meta.namespace)
+        await actions.client.patch(type(obj), meta.name or "", _refs_patch(obj, refs), meta.namespace)
     except NotFound:
         return
     logger.info("Released dependent", extra={"owner": owner.key, "kind": obj.info.kind, "object": obj.key})
@@ -73,15 +73,15 @@ async def claim_objects(*, owner: KubeObject, selector: LabelSelector, owned: li
     `owned` are the objects whose controller uid is the owner's, `orphans` those with no
     controller in the owner's namespace (both straight from informer indexes).
     """
-    deleting = getattr(owner, "metadata").deletion_timestamp is not None
+    deleting = owner.metadata.deletion_timestamp is not None
     claimed: list[T_Object] = []
     for obj in owned:
-        if selector.matches(getattr(obj, "metadata").labels):
+        if selector.matches(obj.metadata.labels):
             claimed.append(obj)
         elif not deleting:
             await _release(actions, owner, obj)
-    candidates = [o for o in orphans if getattr(o, "metadata").deletion_timestamp is None
-                  and selector.matches(getattr(o, "metadata").labels)]
+    candidates = [o for o in orphans if o.metadata.deletion_timestamp is None
+                  and selector.matches(o.metadata.labels)]
     if candidates and not deleting and await actions.can_adopt():
         for obj in candidates:
             adopted = await _adopt(actions, owner, obj)

@@ -30,25 +30,25 @@ ORPHAN_NAMESPACE_INDEX = "orphan-namespace"
 
 
 def controller_uid_index(obj: KubeObject) -> list[str]:
-    ref = getattr(obj, "metadata").controller_ref()
+    ref = obj.metadata.controller_ref()
     return [ref.uid] if ref is not None else []
 
 
 def orphan_namespace_index(obj: KubeObject) -> list[str]:
-    meta = getattr(obj, "metadata")
+    meta = obj.metadata
     return [meta.namespace or ""] if meta.controller_ref() is None else []
 
 
 def new_controller_ref(owner: KubeObject) -> OwnerReference:
     """The reference a controller puts on what it creates or adopts."""
-    meta = getattr(owner, "metadata")
-    return OwnerReference(api_version=owner.info.api_version, kind=owner.info.kind, name=meta.name, uid=meta.uid,
-                          controller=True, block_owner_deletion=True)
+    meta = owner.metadata
+    return OwnerReference(api_version=owner.info.api_version, kind=owner.info.kind, name=meta.name or "",
+                          uid=meta.uid or "", controller=True, block_owner_deletion=True)
 
 
 def is_controlled_by(obj: KubeObject, owner: KubeObject) -> bool:
-    ref = getattr(obj, "metadata").controller_ref()
-    return ref is not None and ref.uid == getattr(owner, "metadata").uid
+    ref = obj.metadata.controller_ref()
+    return ref is not None and ref.uid == owner.metadata.uid
 
 
 def resolve_controller_ref(store: Store[T_Object], namespace: str | None, ref: OwnerReference | None,
@@ -61,6 +61,6 @@ def resolve_controller_ref(store: Store[T_Object], namespace: str | None, ref: O
     if ref is None or ref.kind != kind:
         return None
     owner = store.get_by_name(namespace, ref.name)
-    if owner is None or getattr(owner, "metadata").uid != ref.uid:
+    if owner is None or owner.metadata.uid != ref.uid:
         return None
     return owner

@@ -37,7 +37,7 @@ _NOT_COPIED = frozenset({
 def revision(obj: KubeObject) -> int:
     """The object's revision annotation as a number (0 when missing or malformed)."""
     try:
-        return int((getattr(obj, "metadata").annotations or {}).get(REVISION_ANNOTATION, "0"))
+        return int((obj.metadata.annotations or {}).get(REVISION_ANNOTATION, "0"))
     except ValueError:
         return 0
 

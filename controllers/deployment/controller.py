@@ -88,9 +88,9 @@ from kube.api import (
     ReplicaSetSpec,
 )
 from kube.cache import EventHandler
-from kube.events import EVENT_NORMAL, EventRecorder
 from kube.controller import Request, Result, TerminalError, run_workers
 from kube.errors import AlreadyExists, NotFound
+from kube.events import EVENT_NORMAL, EventRecorder
 from kube.selectors import LabelSelector
 from kube.workqueue import WorkQueue
 

@@ -143,7 +143,7 @@ def plan_recreate(d: Deployment, new: ReplicaSet, old: list[ReplicaSet], *, old_
 
 def _round(x: float) -> int:
     """Go's math.Round: halves away from zero."""
-    return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
+    return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
 
 
 def _proportion(rs: ReplicaSet, d: Deployment, to_add: int, added: int) -> int:

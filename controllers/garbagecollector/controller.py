@@ -20,7 +20,19 @@ import logging
 from typing import Any
 
 from controllers.context import ControllerContext
-from kube.api import ConfigMap, Deployment, KubeObject, Lease, Node, Pod, ReplicaSet, Secret, ServiceAccount
+from kube.api import (
+    ConfigMap,
+    Deployment,
+    KubeObject,
+    Lease,
+    Node,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    ReplicaSet,
+    Secret,
+    ServiceAccount,
+)
 from kube.cache import EventHandler, SharedInformer
 from kube.controller import Request, Result, run_workers
 from kube.errors import Conflict, NotFound
@@ -37,8 +49,8 @@ _KINDS: tuple[type[KubeObject], ...] = (Deployment, ReplicaSet, Pod, ConfigMap, 
 _RECHECK = 1.0
 
 
-def _meta(obj: KubeObject) -> Any:
-    return getattr(obj, "metadata")
+def _meta(obj: KubeObject) -> ObjectMeta:
+    return obj.metadata
 
 
 class GarbageCollector:
@@ -79,7 +91,7 @@ class GarbageCollector:
     def dependents(self, uid: str) -> list[KubeObject]:
         return [d for informer in self.informers for d in informer.store.by_index("owner", uid)]
 
-    async def owner_exists(self, ref: Any, namespace: str | None) -> bool:
+    async def owner_exists(self, ref: OwnerReference, namespace: str | None) -> bool:
         """Live check: does the object `ref` names exist with `ref.uid`?"""
         info = resource_for_kind(ref.api_version, ref.kind)
         if info is None:

@@ -40,8 +40,13 @@ class NamespaceController:
         self.client = ctx.client
         self.namespaces = ctx.informers.informer_for(Namespace)
         self.queue: WorkQueue[str] = WorkQueue(name="namespace", clock=ctx.clock)
-        handler = lambda ns: self.queue.add(str(ns.metadata.name)) if ns.metadata.deletion_timestamp else None  # noqa: E731
-        self.namespaces.add_event_handler(EventHandler(on_add=handler, on_update=lambda _o, ns: handler(ns)))
+        self.namespaces.add_event_handler(EventHandler(on_add=self._on_change,
+                                                       on_update=lambda _old, ns: self._on_change(ns)))
+
+    def _on_change(self, ns: Namespace) -> None:
+        """Only a namespace being deleted has work to do."""
+        if ns.metadata.deletion_timestamp:
+            self.queue.add(str(ns.metadata.name))
 
     async def run(self) -> None:
         try:

@@ -21,8 +21,8 @@ holds every pod the previous process created, so a SIGKILL never leads to extra 
 
 from __future__ import annotations
 
-import functools
 import asyncio
+import functools
 import logging
 
 from controllers.common import (
@@ -45,9 +45,9 @@ from controllers.replicaset.pod_control import may_have_been_created, pod_from_t
 from controllers.replicaset.status import calculate_status, status_changed
 from kube.api import Pod, ReplicaSet
 from kube.cache import EventHandler
-from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.controller import Request, Result, TerminalError, run_workers
 from kube.errors import ApiError, NotFound
+from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.selectors import LabelSelector
 from kube.workqueue import WorkQueue
 

@@ -7,12 +7,15 @@ the wire form: aliases, no None values.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from kube.resources import ResourceInfo
+
+if TYPE_CHECKING:
+    from kube.api.meta import ObjectMeta
 
 __all__ = ["KubeModel", "KubeObject", "T_Object"]
 
@@ -33,6 +36,10 @@ class KubeObject(KubeModel):
     info: ClassVar[ResourceInfo]
     api_version: str | None = None
     kind: str | None = None
+    if TYPE_CHECKING:
+        # Every concrete kind declares `metadata` as a field itself (kube.api.meta imports this
+        # module, so the field cannot live here); declared for the type checker only.
+        metadata: ObjectMeta
 
     def model_post_init(self, __context: Any) -> None:
         if self.api_version is None:
@@ -43,7 +50,7 @@ class KubeObject(KubeModel):
     @property
     def key(self) -> str:
         """`namespace/name` (or `name` for cluster-scoped kinds), the cache and work-queue key."""
-        meta = getattr(self, "metadata")
+        meta = self.metadata
         return f"{meta.namespace}/{meta.name}" if meta.namespace else str(meta.name)
 
 

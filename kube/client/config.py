@@ -38,7 +38,7 @@ class ClientConfig:
     context: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def with_overrides(self, *, server: str | None = None, token: str | None = None) -> "ClientConfig":
+    def with_overrides(self, *, server: str | None = None, token: str | None = None) -> ClientConfig:
         return replace(self, server=server or self.server, token=token or self.token)
 
     def ssl_context(self) -> ssl.SSLContext | bool:

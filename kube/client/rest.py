@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Generic, Mapping
+from typing import Any, Generic
 
 import httpx
 
@@ -84,7 +85,7 @@ class RESTClient:
     async def close(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "RESTClient":
+    async def __aenter__(self) -> RESTClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -193,7 +194,8 @@ class RESTClient:
                     continue
                 event = json.loads(line)
                 if event.get("type") == "ERROR":
-                    raise error_from_status(event.get("object"), http_code=int((event.get("object") or {}).get("code") or 500))
+                    status = event.get("object")
+                    raise error_from_status(status, http_code=int((status or {}).get("code") or 500))
                 yield event
 
     # --- the typed layer -----------------------------------------------------------------
@@ -223,19 +225,19 @@ class RESTClient:
 
     @staticmethod
     def _ns(obj: KubeObject) -> str | None:
-        return getattr(obj, "metadata").namespace if obj.info.namespaced else None
+        return obj.metadata.namespace if obj.info.namespaced else None
 
     async def create(self, obj: T_Object, *, dry_run: bool = False) -> T_Object:
         raw = await self.create_raw(obj.info, obj.to_dict(), self._ns(obj), dry_run=dry_run)
         return type(obj).model_validate(raw)
 
     async def update(self, obj: T_Object) -> T_Object:
-        name = getattr(obj, "metadata").name
+        name = obj.metadata.name or ""
         raw = await self.replace_raw(obj.info, obj.to_dict(), name=name, namespace=self._ns(obj))
         return type(obj).model_validate(raw)
 
     async def update_status(self, obj: T_Object) -> T_Object:
-        name = getattr(obj, "metadata").name
+        name = obj.metadata.name or ""
         raw = await self.replace_raw(obj.info, obj.to_dict(), name=name, namespace=self._ns(obj), subresource="status")
         return type(obj).model_validate(raw)
 
@@ -254,8 +256,9 @@ class RESTClient:
         """POST pods/<name>/binding: record the scheduler's decision (sets spec.nodeName)."""
         from kube.api.core_v1 import Pod  # local: keeps the module import graph flat
 
-        body: dict[str, Any] = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "Binding",
+                                "metadata": {"name": name, "namespace": namespace},
+                                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         if uid:
             body["metadata"]["uid"] = uid
         await self.create_raw(Pod.info, body, namespace, name=name, subresource="binding")

@@ -57,8 +57,8 @@ class Cluster:
         return out.stdout
 
     def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], check=False, capture_output=True,
-                              text=True, timeout=timeout, env=self.env())
+        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args], check=False,
+                              capture_output=True, text=True, timeout=timeout, env=self.env())
 
 
 def start_cluster(data_dir: Path, *extra: str) -> Iterator[Cluster]:

@@ -12,9 +12,11 @@ __all__ = ["eventually", "eventually_sync"]
 T = TypeVar("T")
 
 
-async def eventually(check: Callable[[], Awaitable[T]], *, timeout: float = 10.0, interval: float = 0.1,
+async def eventually(check: Callable[[], Awaitable[T | None]], *, timeout: float = 10.0, interval: float = 0.1,
                      message: str = "") -> T:
     """Call `check` until it returns a truthy value (returned) or the deadline passes.
+
+    `check` may return None for "not yet", so the result's type excludes it.
 
     An exception from `check` counts as "not yet"; at the deadline the last one is chained
     into the AssertionError so the failure says what was last seen.
@@ -35,7 +37,7 @@ async def eventually(check: Callable[[], Awaitable[T]], *, timeout: float = 10.0
     raise AssertionError(f"condition not met within {timeout}s: {message} (last: {result!r})") from last
 
 
-def eventually_sync(check: Callable[[], T], *, timeout: float = 10.0, interval: float = 0.1,
+def eventually_sync(check: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.1,
                     message: str = "") -> T:
     """The blocking twin of `eventually`, for tests that drive subprocesses."""
     deadline = time.monotonic() + timeout

@@ -167,7 +167,7 @@ def drain(
             except ApiError as e:
                 raise CommandError(f'unable to drain node "{node}": {e.message}') from None
             gone = await asyncio.gather(*(_gone(client, p, deadline) for p in evict))
-            for pod, ok in zip(evict, gone):
+            for pod, ok in zip(evict, gone, strict=True):
                 if ok:
                     emit(f"pod/{pod['metadata']['name']} evicted\n")
             if not all(ok for ok in gone):

@@ -66,6 +66,15 @@ def condition_check(spec: str) -> tuple[str, Check]:
     raise CommandError(f"unrecognized condition: {spec!r}")
 
 
+async def _next_change(client: RESTClient, info: ResourceInfo, ns: str | None, name: str, *,
+                       rv: str | None, timeout_seconds: int) -> None:
+    """Returns at the first event on `name` after `rv` that is not a bookmark."""
+    async for event in client.watch_raw(info, ns, resource_version=rv, field_selector=f"metadata.name={name}",
+                                        timeout_seconds=timeout_seconds):
+        if event.get("type") != "BOOKMARK":
+            return
+
+
 async def _wait_one(client: RESTClient, info: ResourceInfo, ns: str | None, name: str, check: Check,
                     deadline: float) -> bool:
     while True:
@@ -79,16 +88,10 @@ async def _wait_one(client: RESTClient, info: ResourceInfo, ns: str | None, name
         if remaining <= 0:
             return False
         rv = obj["metadata"].get("resourceVersion") if obj else None
-
-        async def change() -> None:
-            async for event in client.watch_raw(info, ns, resource_version=rv,
-                                                field_selector=f"metadata.name={name}",
-                                                timeout_seconds=int(remaining) + 1):
-                if event.get("type") != "BOOKMARK":
-                    return
+        change = _next_change(client, info, ns, name, rv=rv, timeout_seconds=int(remaining) + 1)
         try:
-            await asyncio.wait_for(change(), min(remaining, 5.0))
-        except (asyncio.TimeoutError, ApiError):
+            await asyncio.wait_for(change, min(remaining, 5.0))
+        except (TimeoutError, ApiError):
             pass
 
 
@@ -126,7 +129,7 @@ def wait(
                     raise CommandError("no matching resources found")
             results = await asyncio.gather(*(_wait_one(client, info, ns, n, check, deadline) for info, ns, n in work))
         failed = 0
-        for (info, _, name), ok in zip(work, results):
+        for (info, _, name), ok in zip(work, results, strict=True):
             if ok:
                 emit(f"{resource_ref(info)}/{name} condition met\n")
             else:

@@ -25,8 +25,8 @@ from typing import Protocol
 
 __all__ = [
     "POD_UID_LABEL", "POD_NAME_LABEL", "POD_NAMESPACE_LABEL", "CONTAINER_NAME_LABEL",
-    "ContainerState", "SandboxState", "PodSandboxConfig", "PortMappingSpec", "ContainerConfig", "PodSandbox", "ContainerInfo",
-    "ImageInfo", "RuntimeVersion", "RuntimeService", "CRIError", "NotFoundError", "ImagePullError",
+    "ContainerState", "SandboxState", "PodSandboxConfig", "PortMappingSpec", "ContainerConfig", "PodSandbox",
+    "ContainerInfo", "ImageInfo", "RuntimeVersion", "RuntimeService", "CRIError", "NotFoundError", "ImagePullError",
 ]
 
 POD_UID_LABEL = "io.kubernetes.pod.uid"

@@ -35,9 +35,19 @@ from dataclasses import dataclass, field
 
 from kube.clock import Clock, RealClock
 from kubelet.cri._script import Program, interpret
-from kubelet.cri.interface import (CRIError, ContainerConfig, ContainerInfo, ContainerState, ImageInfo,
-                                   ImagePullError, NotFoundError, PodSandbox, PodSandboxConfig, RuntimeVersion,
-                                   SandboxState)
+from kubelet.cri.interface import (
+    ContainerConfig,
+    ContainerInfo,
+    ContainerState,
+    CRIError,
+    ImageInfo,
+    ImagePullError,
+    NotFoundError,
+    PodSandbox,
+    PodSandboxConfig,
+    RuntimeVersion,
+    SandboxState,
+)
 from kubelet.cri.logformat import LogLine
 
 __all__ = ["SimulatedRuntime", "LogLine", "normalize_image", "RUNTIME_NAME", "RUNTIME_VERSION"]

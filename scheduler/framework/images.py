@@ -10,7 +10,7 @@ def normalized_image_name(name: str) -> str:
     last = name.rsplit("/", 1)[-1]
     if "@" not in name and ":" not in last:
         name += ":latest"
-    first, slash, rest = name.partition("/")
+    first, slash, _rest = name.partition("/")
     if not slash:
         return f"docker.io/library/{name}"
     if "." not in first and ":" not in first and first != "localhost":

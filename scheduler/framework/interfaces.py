@@ -20,8 +20,9 @@ Mirrors kube-scheduler `framework/interface.go`:
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kube.api import Pod
 from scheduler.framework.cycle_state import CycleState

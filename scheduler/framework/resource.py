@@ -14,14 +14,14 @@ Pure functions of their input; safe to call from anywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from kube.api import Container, Node, Pod
 from kube.quantity import cpu_millis, to_int
 
-__all__ = ["Resource", "HostPort", "pod_host_ports", "is_scalar_resource", "pod_requests", "pod_non_zero_requests", "node_allocatable",
-           "DEFAULT_MILLI_CPU_REQUEST", "DEFAULT_MEMORY_REQUEST"]
+__all__ = ["Resource", "HostPort", "pod_host_ports", "is_scalar_resource", "pod_requests", "pod_non_zero_requests",
+           "node_allocatable", "DEFAULT_MILLI_CPU_REQUEST", "DEFAULT_MEMORY_REQUEST"]
 
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
@@ -63,7 +63,7 @@ class Resource:
 
 def is_scalar_resource(name: str) -> bool:
     """Extended (`domain/name`, outside kubernetes.io), hugepages and attachable resources count as scalars."""
-    if name.startswith("hugepages-") or name.startswith("attachable-volumes-"):
+    if name.startswith(("hugepages-", "attachable-volumes-")):
         return True
     domain, slash, _ = name.partition("/")
     return bool(slash) and not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))

@@ -9,7 +9,8 @@ memory-full scores 100; one that fills cpu while memory stays idle scores less.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo

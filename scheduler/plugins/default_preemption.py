@@ -17,7 +17,8 @@ Pure: it only decides.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo

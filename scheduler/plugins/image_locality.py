@@ -9,13 +9,14 @@ container and mapped onto 0..100. Image names compare normalized: `busybox`,
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo
 from scheduler.framework.cycle_state import CycleState
-from scheduler.framework.interfaces import MAX_SCORE, Status
 from scheduler.framework.images import normalized_image_name
+from scheduler.framework.interfaces import MAX_SCORE, Status
 
 __all__ = ["ImageLocality", "NAME"]
 

@@ -21,8 +21,9 @@ node when a matching pod runs on a node with the same value of `topologyKey`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod, PodAffinityTerm
 from kube.selectors import LabelSelector, selector_from_label_selector

@@ -10,7 +10,8 @@ Mirrors kube-scheduler `plugins/nodeaffinity`:
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod, PreferredSchedulingTerm
 from scheduler.cache import NodeInfo

@@ -7,7 +7,8 @@ pod, such as a future preemption dry run; it is kept because it costs nothing.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo

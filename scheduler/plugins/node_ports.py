@@ -9,7 +9,8 @@ pod ports"; preemption could free the port, so it is resolvable.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo

@@ -9,7 +9,8 @@ A node with no Ready condition yet (a kubelet that has not reported) is not read
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo

@@ -15,7 +15,8 @@ Mirrors kube-scheduler `plugins/noderesources` (Fit plus its scoring strategies)
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo

@@ -8,7 +8,8 @@ other pods would not help: the status is UnschedulableAndUnresolvable.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod, TopologySpreadConstraint
 from kube.selectors import LabelSelector, selector_from_label_selector
@@ -114,7 +115,7 @@ class PodTopologySpread:
         if not constraints:
             return None
         labels = (node_info.node.metadata.labels or {}) if node_info.node is not None else {}
-        for c, per_domain in zip(constraints, counts):
+        for c, per_domain in zip(constraints, counts, strict=True):
             domain = labels.get(c.topology_key)
             if domain is None:
                 return Status.unresolvable(ERR_REASON_MISSING_LABEL, plugin=NAME)
@@ -137,7 +138,7 @@ class PodTopologySpread:
             return 0
         labels = (node_info.node.metadata.labels or {}) if node_info.node is not None else {}
         total = 0.0
-        for c, per_domain, weight in zip(constraints, counts, weights):
+        for c, per_domain, weight in zip(constraints, counts, weights, strict=True):
             domain = labels.get(c.topology_key)
             if domain is not None:
                 total += (per_domain.get(domain, 0) + c.max_skew - 1) * weight

@@ -90,8 +90,9 @@ def test_resource_quota_holds_under_concurrent_creates(api: ApiServerHarness, c:
         async with httpx.AsyncClient(base_url=api.server, timeout=30,
                                      verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
                                      headers={"Authorization": f"Bearer {api.token('admin')}"}) as ac:
-            body = lambda i: pod(f"q{i}", container={"resources": {"requests": {"cpu": "100m"}}})  # noqa: E731
-            return list(await asyncio.gather(*(ac.post(f"/api/v1/namespaces/{ns}/pods", json=body(i))
+            small = {"resources": {"requests": {"cpu": "100m"}}}
+            return list(await asyncio.gather(*(ac.post(f"/api/v1/namespaces/{ns}/pods",
+                                                       json=pod(f"q{i}", container=small))
                                                for i in range(8))))
 
     results = asyncio.run(create_all())
@@ -112,9 +113,11 @@ def test_resource_quota_holds_under_concurrent_creates(api: ApiServerHarness, c:
     assert unspecified.status_code == 403
     assert unspecified.json()["message"] == \
         'pods "bare" is forbidden: failed quota: small: must specify requests.cpu for: c'
-    again = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("again", container={"resources": {"requests": {"cpu": "100m"}}}))
+    again = c.post(f"/api/v1/namespaces/{ns}/pods",
+                   json=pod("again", container={"resources": {"requests": {"cpu": "100m"}}}))
     assert again.status_code == 201, again.text
-    cpu = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("hungry", container={"resources": {"requests": {"cpu": "2"}}}))
+    cpu = c.post(f"/api/v1/namespaces/{ns}/pods",
+                 json=pod("hungry", container={"resources": {"requests": {"cpu": "2"}}}))
     assert cpu.status_code == 403 and "requests.cpu=2" in cpu.json()["message"]
 
 

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
 pytestmark = pytest.mark.timeout(300)
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**40, max_value=2**40),
@@ -23,11 +22,11 @@ JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3)
                                                     st.dictionaries(st.text(max_size=12), inner, max_size=3)),
                     max_leaves=8)
 
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"app": "x"}},
+POD: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"app": "x"}},
        "spec": {"restartPolicy": "Always", "containers": [
            {"name": "c", "image": "busybox", "ports": [{"containerPort": 80}],
             "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}]}}
-DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+DEPLOYMENT: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
               "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
                        "template": {"metadata": {"labels": {"app": "x"}},
                                     "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}

@@ -48,7 +48,8 @@ def kubectl(request: pytest.FixtureRequest, api: ApiServerHarness, tmp_path: Pat
     binary = request.param
     ns = "k-" + binary.replace("kubectl", "x").replace(".", "-")
 
-    def k(*args: str, stdin: str | None = None, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def k(*args: str, stdin: str | None = None, check: bool = True,
+          timeout: float = 60) -> subprocess.CompletedProcess[str]:
         if binary == "kubectl.1.27" and args[0] in ("create", "apply"):
             # kubectl 1.27 validates against a protobuf /openapi/v2, which is not served: let the server validate.
             args = (*args, "--validate=false")

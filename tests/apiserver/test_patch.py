@@ -23,7 +23,8 @@ def deployment(containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
 
 
 def containers_of(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    return obj["spec"]["template"]["spec"]["containers"]
+    containers: list[dict[str, Any]] = obj["spec"]["template"]["spec"]["containers"]
+    return containers
 
 
 CASES = [
@@ -99,7 +100,8 @@ def test_json_patch_rfc6902() -> None:
     doc = {"foo": ["bar", "baz"], "x": {"y": 1}}
     out = json_patch(doc, [{"op": "add", "path": "/foo/1", "value": "qux"}, {"op": "remove", "path": "/x/y"},
                            {"op": "replace", "path": "/foo/0", "value": "BAR"},
-                           {"op": "copy", "from": "/foo/0", "path": "/x/z"}, {"op": "test", "path": "/x/z", "value": "BAR"}])
+                           {"op": "copy", "from": "/foo/0", "path": "/x/z"},
+                           {"op": "test", "path": "/x/z", "value": "BAR"}])
     assert out == {"foo": ["BAR", "qux", "baz"], "x": {"z": "BAR"}}
     with pytest.raises(PatchError):
         json_patch(doc, [{"op": "test", "path": "/foo/0", "value": "nope"}])

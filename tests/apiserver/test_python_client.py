@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from kubernetes import client, config, utils, watch
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from kube.testing.apiserver import ApiServerHarness
 
@@ -32,19 +33,29 @@ def pod(name: str, **labels: str) -> client.V1Pod:
                         spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")]))
 
 
+def meta(obj: Any) -> client.V1ObjectMeta:
+    """The metadata of an object the server returned (every field of the client's models is optional)."""
+    assert obj.metadata is not None
+    m: client.V1ObjectMeta = obj.metadata
+    return m
+
+
 def test_crud_conflict_and_not_found(k8s: client.ApiClient) -> None:
     core = client.CoreV1Api(k8s)
     created = core.create_namespaced_pod(NS, pod("crud", app="a"))  # POST without apiVersion/kind in the body
-    assert created.metadata.uid and created.status.phase == "Pending"
+    assert created.status is not None
+    assert meta(created).uid and created.status.phase == "Pending"
     read = core.read_namespaced_pod("crud", NS)
-    read.metadata.labels["extra"] = "1"
+    read_labels = meta(read).labels
+    assert read_labels is not None
+    read_labels["extra"] = "1"
     replaced = core.replace_namespaced_pod("crud", NS, read)  # PUT re-sends creationTimestamp as +00:00
-    assert replaced.metadata.labels == {"app": "a", "extra": "1"}
+    assert meta(replaced).labels == {"app": "a", "extra": "1"}
     with pytest.raises(ApiException) as conflict:
         core.replace_namespaced_pod("crud", NS, read)  # stale resourceVersion
-    assert conflict.value.status == 409 and "the object has been modified" in conflict.value.body
+    assert conflict.value.status == 409 and "the object has been modified" in str(conflict.value.body)
     patched = core.patch_namespaced_pod("crud", NS, {"metadata": {"labels": {"extra": None, "p": "2"}}})
-    assert patched.metadata.labels == {"app": "a", "p": "2"}  # a dict body is a strategic merge patch
+    assert meta(patched).labels == {"app": "a", "p": "2"}  # a dict body is a strategic merge patch
     with pytest.raises(ApiException) as missing:
         core.read_namespaced_pod("nope", NS)
     assert missing.value.status == 404
@@ -60,11 +71,11 @@ def test_deployment_scale_and_status(k8s: client.ApiClient) -> None:
                                   "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
     utils.create_from_dict(k8s, body)
     scale = apps.patch_namespaced_deployment_scale("py", NS, {"spec": {"replicas": 4}})
-    assert scale.spec.replicas == 4
+    assert scale.spec is not None and scale.spec.replicas == 4
     deploy = apps.read_namespaced_deployment("py", NS)
-    assert deploy.spec.replicas == 4 and deploy.metadata.generation == 2
+    assert deploy.spec is not None and deploy.spec.replicas == 4 and meta(deploy).generation == 2
     status = apps.patch_namespaced_deployment_status("py", NS, {"status": {"replicas": 4, "observedGeneration": 2}})
-    assert status.status.replicas == 4 and status.metadata.generation == 2
+    assert status.status is not None and status.status.replicas == 4 and meta(status).generation == 2
 
 
 def test_pagination(k8s: client.ApiClient) -> None:
@@ -76,7 +87,8 @@ def test_pagination(k8s: client.ApiClient) -> None:
     token = None
     while True:
         page = core.list_namespaced_config_map(NS, label_selector="page=y", limit=2, _continue=token)
-        names += [c.metadata.name for c in page.items]
+        names += [meta(c).name or "" for c in page.items]
+        assert page.metadata is not None
         token = page.metadata._continue
         if not token:
             break
@@ -89,12 +101,15 @@ def test_binding_subresource(k8s: client.ApiClient) -> None:
     binding = client.V1Binding(metadata=client.V1ObjectMeta(name="tobind"),
                                target=client.V1ObjectReference(kind="Node", name="node-1"))
     core.create_namespaced_pod_binding("tobind", NS, binding, _preload_content=False)
-    assert core.read_namespaced_pod("tobind", NS).spec.node_name == "node-1"
+    bound = core.read_namespaced_pod("tobind", NS)
+    assert bound.spec is not None and bound.spec.node_name == "node-1"
 
 
 def test_watch_resumes_and_expires(k8s: client.ApiClient) -> None:
     core = client.CoreV1Api(k8s)
-    start = core.list_namespaced_config_map(NS).metadata.resource_version
+    listed = core.list_namespaced_config_map(NS)
+    assert listed.metadata is not None
+    start = listed.metadata.resource_version
     seen: list[tuple[str, str]] = []
 
     def writer() -> None:

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from kube.api import Deployment, Namespace, Pod
+from kube.client.rest import ObjectList
 from kube.errors import AlreadyExists, BadRequest, Conflict, Invalid, NotFound, ResourceExpired, Unauthorized
 from kube.testing.apiserver import ApiServerHarness
 
@@ -31,7 +32,7 @@ async def test_create_get_conflict_and_server_fields(api: ApiServerHarness) -> N
     await make_ns(api, "crud")
     async with api.client() as c:
         created = await c.create(pod("p", "crud", app="web"))
-        assert created.metadata.uid and created.metadata.creation_timestamp.endswith("Z")
+        assert created.metadata.uid and (created.metadata.creation_timestamp or "").endswith("Z")
         assert created.status.phase == "Pending"
         with pytest.raises(AlreadyExists, match='pods "p" already exists'):
             await c.create(pod("p", "crud"))
@@ -39,7 +40,7 @@ async def test_create_get_conflict_and_server_fields(api: ApiServerHarness) -> N
         assert got.metadata.resource_version == created.metadata.resource_version
         patched = await c.patch(Pod, "p", {"metadata": {"labels": {"tier": "a"}}}, "crud")
         assert patched.metadata.labels == {"app": "web", "tier": "a"}
-        assert int(patched.metadata.resource_version) > int(created.metadata.resource_version)
+        assert int(patched.metadata.resource_version or 0) > int(created.metadata.resource_version or 0)
         stale = created.model_copy(deep=True)
         stale.metadata.labels = {"x": "y"}
         with pytest.raises(Conflict, match="the object has been modified"):
@@ -59,6 +60,7 @@ async def test_create_in_missing_namespace_and_invalid_objects(api: ApiServerHar
         bad = Pod.model_validate({"metadata": {"name": "Bad_Name", "namespace": "default"}, "spec": {"containers": []}})
         with pytest.raises(Invalid) as err:
             await c.create(bad)
+        assert err.value.details is not None
         fields = {cause["field"] for cause in err.value.details["causes"]}
         assert fields == {"metadata.name", "spec.containers"}
         with pytest.raises(NotFound):
@@ -90,16 +92,19 @@ async def test_selectors_and_pagination(api: ApiServerHarness) -> None:
     async with api.client() as c:
         for i in range(7):
             await c.create(pod(f"p{i}", "sel", app="web" if i % 2 else "db", idx=str(i)))
-        names = lambda lst: sorted(p.metadata.name for p in lst.items)  # noqa: E731
+
+        def names(lst: ObjectList[Pod]) -> list[str]:
+            return sorted(p.metadata.name or "" for p in lst.items)
+
         assert names(await c.list(Pod, "sel", label_selector="app=web")) == ["p1", "p3", "p5"]
         assert names(await c.list(Pod, "sel", label_selector="app!=web,idx in (0,2,9)")) == ["p0", "p2"]
         assert names(await c.list(Pod, "sel", field_selector="metadata.name=p4")) == ["p4"]
         page = await c.list(Pod, "sel", limit=3)
         assert len(page.items) == 3 and page.continue_token
-        seen = [p.metadata.name for p in page.items]
+        seen = [p.metadata.name or "" for p in page.items]
         while page.continue_token:
             page = await c.list(Pod, "sel", limit=3, continue_token=page.continue_token)
-            seen += [p.metadata.name for p in page.items]
+            seen += [p.metadata.name or "" for p in page.items]
         assert sorted(seen) == [f"p{i}" for i in range(7)]
         empty = await c.list_raw(Pod.info, "nothing-here")
         assert empty["items"] == []
@@ -114,7 +119,7 @@ async def test_watch_from_resource_version_with_selector_transitions(api: ApiSer
         async def collect() -> None:
             async for ev in c.watch(Pod, "watch", resource_version=listed.resource_version,
                                     field_selector="spec.nodeName=n1", timeout_seconds=30):
-                events.append((ev.type, ev.object.metadata.name if ev.object else ""))
+                events.append((ev.type, (ev.object.metadata.name or "") if ev.object else ""))
                 if len(events) == 3:
                     return
 
@@ -142,6 +147,7 @@ async def test_watch_from_compacted_revision_is_410(api: ApiServerHarness, stora
         seen = []
         async for ev in c.watch(Pod, "compact", resource_version=first.metadata.resource_version,
                                 timeout_seconds=1):
+            assert ev.object is not None and ev.object.metadata.labels is not None
             seen.append(ev.object.metadata.labels["n"])
         assert seen == ["1", "2"]
 
@@ -153,7 +159,8 @@ async def test_binding_and_graceful_pod_delete(api: ApiServerHarness) -> None:
         await c.bind(namespace="bind", name="b", node_name="node-1")
         bound = await c.get(Pod, "b", "bind")
         assert bound.spec.node_name == "node-1"
-        assert bound.status.condition("PodScheduled").status == "True"
+        scheduled = bound.status.condition("PodScheduled")
+        assert scheduled is not None and scheduled.status == "True"
         with pytest.raises(Conflict, match="already assigned"):
             await c.bind(namespace="bind", name="b", node_name="node-2")
         await c.delete(Pod, "b", "bind")
@@ -184,7 +191,8 @@ async def test_finalizers_hold_deletion(api: ApiServerHarness) -> None:
 
 
 async def test_authentication_and_health(api: ApiServerHarness) -> None:
-    async with httpx.AsyncClient(base_url=api.server, verify=ssl.create_default_context(cafile=str(api.pki.ca_cert))) as raw:
+    verify = ssl.create_default_context(cafile=str(api.pki.ca_cert))
+    async with httpx.AsyncClient(base_url=api.server, verify=verify) as raw:
         assert (await raw.get("/healthz")).text == "ok"
         assert (await raw.get("/readyz")).status_code == 200
         assert (await raw.get("/version")).json()["major"] == "1"

@@ -10,7 +10,6 @@ import httpx
 import pytest
 
 
-
 @pytest.fixture(scope="module")
 def c(admin_http: httpx.Client) -> httpx.Client:
     return admin_http

@@ -43,9 +43,8 @@ def test_certificate_user_without_rights_is_forbidden_not_unauthorized(api: ApiS
 def test_certificate_from_another_ca_is_refused(api: ApiServerHarness, tmp_path: Path) -> None:
     other = ensure_cluster_pki(tmp_path / "other-pki")
     cert, key = issue_client_certificate(other, user="mallory", groups=("system:masters",))
-    with client_for(api, tmp_path, cert, key) as c:
-        with pytest.raises(httpx.TransportError):
-            c.get("/api/v1/namespaces")
+    with client_for(api, tmp_path, cert, key) as c, pytest.raises(httpx.TransportError):
+        c.get("/api/v1/namespaces")
 
 
 def test_token_clients_still_connect(api: ApiServerHarness) -> None:

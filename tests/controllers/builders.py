@@ -74,7 +74,8 @@ class ReplicaSetBuilder:
         self._rs.metadata.name = name
         return self
 
-    def replicas(self, spec: int, *, status: int | None = None, ready: int = 0, available: int = 0) -> ReplicaSetBuilder:
+    def replicas(self, spec: int, *, status: int | None = None, ready: int = 0,
+                 available: int = 0) -> ReplicaSetBuilder:
         self._rs.spec.replicas = spec
         self._rs.status.replicas = spec if status is None else status
         self._rs.status.ready_replicas = ready

@@ -11,13 +11,14 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from controllers.common.pods import is_pod_ready
 from controllers.deployment.util import POD_TEMPLATE_HASH_LABEL, compute_hash
-from kube.api import Deployment, Namespace, Node, Pod, ReplicaSet
+from kube.api import Deployment, KubeObject, Namespace, Node, Pod, ReplicaSet
 from kube.client import RESTClient
 from kube.errors import Forbidden, NotFound
 from kube.testing.apiserver import ApiServerHarness
@@ -243,7 +244,7 @@ async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manag
 async def test_old_replicasets_beyond_the_history_limit_are_deleted(cluster: Cluster,
                                                                    manager: Process) -> None:
     await cluster.create_deployment("web", replicas=1, revisionHistoryLimit=1)
-    _, first, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
+    _, _first, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.26")
     _, second, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.27")
@@ -317,7 +318,8 @@ async def test_paused_deployment_is_not_rolled_out(cluster: Cluster, manager: Pr
     await eventually(paused_observed, timeout=30, message="pause observed")
     assert [r.metadata.uid for r in await cluster.replicasets()] == [rs.metadata.uid]
     await cluster.patch_deployment("web", {"spec": {"paused": False}})
-    _, new, pods = await eventually(lambda: cluster.settled("web", 2, ready=True), timeout=30, message="resumed rollout")
+    _, new, pods = await eventually(lambda: cluster.settled("web", 2, ready=True), timeout=30,
+                                    message="resumed rollout")
     assert new.metadata.uid != rs.metadata.uid and all(p.spec.containers[0].image == "nginx:1.26" for p in pods)
 
 
@@ -416,7 +418,7 @@ async def test_deleted_namespace_empties_then_goes(api: ApiServerHarness, manage
                                                 "spec": {"containers": [{"name": "c", "image": "busybox"}]}}))
         await client.delete(Namespace, name)
         marked = await client.get(Namespace, name)
-        assert marked.metadata.deletion_timestamp and marked.status.phase == "Terminating"
+        assert marked.metadata.deletion_timestamp and marked.status and marked.status.phase == "Terminating"
         refused = await client.request("GET", f"/api/v1/namespaces/{name}")  # still readable while terminating
         assert refused["status"]["phase"] == "Terminating"
         with pytest.raises(Forbidden):
@@ -440,7 +442,7 @@ async def test_garbage_collector_background_orphan_and_foreground(cluster: Clust
     async def pods_of(app: str) -> list[Pod]:
         return (await client.list(Pod, ns, label_selector=f"app={app}")).items
 
-    async def gone(cls: type, name: str) -> bool:  # type: ignore[type-arg]
+    async def gone(cls: type[KubeObject], name: str) -> bool:
         try:
             await client.get(cls, name, ns)
         except NotFound:

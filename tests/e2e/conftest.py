@@ -6,7 +6,7 @@ A module may set `CLUSTER_ARGS` (extra `picokube up` flags) to get a cluster sha
 from __future__ import annotations
 
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
 import signal
+from typing import Any
 
 import pytest
 
 from kube.api import Deployment, Pod, ReplicaSet
 from kube.client import RESTClient, load_kubeconfig
 from kube.testing.eventually import eventually, eventually_sync
-
-
 
 pytestmark = pytest.mark.e2e
 
@@ -66,7 +63,7 @@ async def test_apply_to_running_pods_and_controller_restart(cluster: Any, tmp_pa
         rs_list = (await client.list(ReplicaSet, "default")).items
         assert len(rs_list) == 1
         rs = rs_list[0]
-        assert rs.metadata.name.startswith("web-")
+        assert (rs.metadata.name or "").startswith("web-")
         rs_ref = rs.metadata.controller_ref()
         assert rs_ref and rs_ref.kind == "Deployment" and rs_ref.uid == deploy.metadata.uid
         for p in pods:

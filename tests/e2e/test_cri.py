@@ -139,7 +139,7 @@ def test_crash_loop_backoff_with_the_exit_code_in_last_state(cluster: Cluster, n
     def backing_off(p: dict[str, Any]) -> bool:
         cs = (p["status"].get("containerStatuses") or [{}])[0]
         waiting = cs.get("state", {}).get("waiting", {})
-        return waiting.get("reason") == "CrashLoopBackOff" and cs.get("restartCount", 0) >= 1
+        return bool(waiting.get("reason") == "CrashLoopBackOff" and cs.get("restartCount", 0) >= 1)
     p = wait_for(cluster, ns, "crash", backing_off, "CrashLoopBackOff", timeout=90)
     last = p["status"]["containerStatuses"][0]["lastState"]["terminated"]
     assert (last["exitCode"], last["reason"]) == (3, "Error")
@@ -273,7 +273,7 @@ def test_an_imported_image_runs_with_pull_policy_never(cluster: Cluster, ns: str
 
     def never_pulled(p: dict[str, Any]) -> bool:
         cs = (p["status"].get("containerStatuses") or [{}])[0]
-        return cs.get("state", {}).get("waiting", {}).get("reason") == "ErrImageNeverPull"
+        return bool(cs.get("state", {}).get("waiting", {}).get("reason") == "ErrImageNeverPull")
     wait_for(cluster, ns, "custom", never_pulled, "ErrImageNeverPull")
 
     tarball = build_busybox_image(tmp_path / "hello.tar", image, ["sh"])
@@ -326,8 +326,8 @@ def test_the_readme_examples_do_what_they_say(cluster: Cluster, ns: str) -> None
 
     def crash_looping(p: dict[str, Any]) -> bool:
         cs = (p["status"].get("containerStatuses") or [{}])[0]
-        return (cs.get("state", {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
-                and cs.get("lastState", {}).get("terminated", {}).get("exitCode") == 3)
+        return bool(cs.get("state", {}).get("waiting", {}).get("reason") == "CrashLoopBackOff"
+                    and cs.get("lastState", {}).get("terminated", {}).get("exitCode") == 3)
     wait_for(cluster, ns, "crashloop", crash_looping, "CrashLoopBackOff with exit code 3", timeout=90)
     done = cluster.pkctl("wait", "pod/countdown", "-n", ns, "--for=jsonpath={.status.phase}=Succeeded",
                          "--timeout=60s", timeout=90)

@@ -18,7 +18,6 @@ import pytest
 import yaml
 
 from kube.testing.cluster import Cluster
-from kube.testing.eventually import eventually_sync
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -62,7 +61,8 @@ def test_apply_folders_and_stdin_then_get_in_every_format(cluster: Cluster, ns: 
     assert ok(cluster, "apply", "-n", ns, "-f", str(tmp_path)).splitlines() == ["deployment.apps/web created"]
     out = ok(cluster, "apply", "-n", ns, "-R", "-f", str(tmp_path)).splitlines()
     assert sorted(out) == ["configmap/one created", "configmap/two created", "deployment.apps/web unchanged"]
-    piped = ok(cluster, "apply", "-n", ns, "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three}\n")
+    piped = ok(cluster, "apply", "-n", ns, "-f", "-",
+               stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three}\n")
     assert piped == "configmap/three created\n"
     ok(cluster, "wait", "-n", ns, "deployment/web", "--for=condition=Available", "--timeout=60s")
 
@@ -149,14 +149,15 @@ def test_get_watch_prints_changes_as_they_happen(cluster: Cluster, ns: str) -> N
                                 "configmaps", "-n", ns, "-w", "-o", "name"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env())
     assert watcher.stdout is not None
+    stdout = watcher.stdout
     seen: list[str] = []
 
     def read_until(name: str) -> None:
         deadline = time.monotonic() + 30
         while f"configmap/{name}" not in seen:
-            ready, _, _ = select.select([watcher.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            ready, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
             assert ready, f"no configmap/{name} from pkctl get -w within 30s; saw {seen}"
-            line = watcher.stdout.readline()  # type: ignore[union-attr]
+            line = stdout.readline()
             assert line, f"pkctl get -w ended: {watcher.stderr.read() if watcher.stderr else ''}"
             seen.append(line.strip())
     try:

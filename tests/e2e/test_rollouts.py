@@ -14,14 +14,15 @@ import os
 import signal
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+
 import pytest
 import pytest_asyncio
 
 from controllers.common.pods import is_pod_ready
 from kube.api import Deployment, Node, Pod, ReplicaSet
 from kube.client import RESTClient, load_kubeconfig
-from kube.testing.eventually import eventually
 from kube.testing.cluster import Cluster
+from kube.testing.eventually import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -295,7 +296,7 @@ async def test_sigkill_of_the_controller_manager_mid_rollout_converges(cluster: 
         killed_pid, kills = None, 0
         for _ in range(2):  # twice, while both ReplicaSets have pods, unless the rollout is over by then
 
-            async def mid_rollout() -> tuple[str, int] | None:
+            async def mid_rollout(killed_pid: int | None = killed_pid) -> tuple[str, int] | None:
                 """("kill", pid) while old and new are both live under a running controller-manager; ("done", 0)."""
                 pid = cluster.pid_of("controller-manager")
                 if pid == killed_pid or not alive(pid):
@@ -320,7 +321,7 @@ async def test_sigkill_of_the_controller_manager_mid_rollout_converges(cluster: 
         await ok(cluster, "rollout", "status", "deployment/killed", "--timeout=120s")
         task.cancel()
     replicasets = await owned_replicasets(client, "killed")
-    assert len(replicasets) == 2 and sorted(rs.spec.replicas for rs in replicasets) == [0, 10]
+    assert len(replicasets) == 2 and sorted(r for rs in replicasets if (r := rs.spec.replicas) is not None) == [0, 10]
 
     async def settled() -> list[Pod] | None:
         pods = active(await pods_of(client, "killed"))

@@ -228,7 +228,8 @@ value: 10
                     "nominated": vip["status"].get("nominatedNodeName", "")}
         result = eventually_sync(placed, timeout=60, message="vip placed after preempting one pod")
         assert result is not None and result["nominated"] == result["node"]
-        events = cluster.kubectl_ok("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={result['victim']}")
+        victim = f"involvedObject.name={result['victim']}"
+        events = cluster.kubectl_ok("get", "events", "-n", ns, "--field-selector", victim)
         assert "Preempted" in events
         assert cluster.kubectl_ok("get", "pod", "vip", "-n", ns, "-o", "jsonpath={.spec.priority}") == "100000"
     finally:

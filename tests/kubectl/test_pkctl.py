@@ -87,7 +87,8 @@ def test_bad_manifest_names_file_and_line_and_writes_nothing(api: ApiServerHarne
 
 def test_server_validation_error_is_shown(api: ApiServerHarness, ns: str) -> None:
     out = pkctl(api, "apply", "-n", ns, "-f", "-",
-                stdin="apiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name}\nspec: {containers: [{name: c, image: x}]}\n")
+                stdin="apiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name}\n"
+                      "spec: {containers: [{name: c, image: x}]}\n")
     assert out.returncode == 1
     assert "Error from server (Invalid)" in out.stderr and "Bad_Name" in out.stderr
 

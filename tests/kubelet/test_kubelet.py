@@ -104,6 +104,7 @@ async def test_runs_bound_pod_and_reports_status(kubelet: Any, admin: RESTClient
         return p if p.status.phase == "Running" and p.is_ready() else None
 
     p = await eventually(running, timeout=20, message="pod Running and Ready")
+    assert p.status.pod_ip is not None
     assert ipaddress.ip_address(p.status.pod_ip) in ipaddress.ip_network(CIDR)
     assert p.status.host_ip == "127.0.0.1"
     (cs,) = p.status.container_statuses or []
@@ -130,7 +131,7 @@ async def test_crashing_container_is_restarted_with_back_off(kubelet: Any, admin
 
     async def backing_off() -> Pod | None:
         p = await admin.get(Pod, "crash", ns)
-        cs = (p.status.container_statuses or [None])[0]
+        cs = p.status.container_statuses[0] if p.status.container_statuses else None
         if cs and cs.state and cs.state.waiting and cs.state.waiting.reason == "CrashLoopBackOff":
             return p
         return None
@@ -146,7 +147,7 @@ async def test_image_pull_failure_is_reported(kubelet: Any, admin: RESTClient, n
 
     async def waiting() -> str | None:
         p = await admin.get(Pod, "badimg", ns)
-        cs = (p.status.container_statuses or [None])[0]
+        cs = p.status.container_statuses[0] if p.status.container_statuses else None
         reason = cs.state.waiting.reason if cs and cs.state and cs.state.waiting else None
         return reason if reason in ("ErrImagePull", "ImagePullBackOff") else None
 
@@ -248,7 +249,7 @@ async def test_probes_drive_readiness_and_restarts(kubelet: Any, admin: RESTClie
         p = await admin.get(Pod, "probed", ns)
         statuses = p.status.container_statuses or []
         return p.status.phase == "Running" and bool(statuses) and statuses[0].ready is False \
-            and p.status.condition("Ready") is not None and p.status.condition("Ready").status == "False"
+            and (ready := p.status.condition("Ready")) is not None and ready.status == "False"
     await eventually(running_not_ready, timeout=30, message="Running but not Ready")
 
     live = pod(ns, "unlive")
@@ -292,4 +293,5 @@ async def test_init_containers_run_first_in_order(kubelet: Any, admin: RESTClien
     await admin.create(bad)
     await eventually(lambda: _phase(admin, ns, "bad-init", "Failed"), timeout=30, message="init failure fails pod")
     failed = await admin.get(Pod, "bad-init", ns)
-    assert not failed.status.container_statuses or failed.status.container_statuses[0].state.running is None
+    statuses = failed.status.container_statuses
+    assert not statuses or (statuses[0].state is not None and statuses[0].state.running is None)

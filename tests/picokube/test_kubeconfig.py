@@ -23,14 +23,13 @@ def test_official_client_loads_the_kubeconfig(tmp_path: Path) -> None:
     path = write_kubeconfig(tmp_path / "kubeconfig", server="https://127.0.0.1:6443", ca_pem=pki.ca_pem(),
                             user="admin", token="s3cret")
     cfg = kubernetes.client.Configuration()
-    kubernetes.config.load_kube_config(config_file=str(path), client_configuration=cfg)  # type: ignore[no-untyped-call]
+    kubernetes.config.load_kube_config(config_file=str(path), client_configuration=cfg)
     assert cfg.host == "https://127.0.0.1:6443"
     assert "Bearer s3cret" in cfg.api_key.values()  # the key name differs between client versions
     assert cfg.ssl_ca_cert and Path(cfg.ssl_ca_cert).read_bytes() == pki.ca_pem()
     assert cfg.verify_ssl
 
-    contexts, current = kubernetes.config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
-        config_file=str(path))
+    contexts, current = kubernetes.config.list_kube_config_contexts(config_file=str(path))
     assert current["name"] == "picokube" and [c["name"] for c in contexts] == ["picokube"]
     assert path.stat().st_mode & 0o777 == 0o600
     doc = yaml.safe_load(path.read_text())

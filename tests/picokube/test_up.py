@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from picokube.config import ClusterConfig
 from kube.testing.ports import free_port
+from picokube.config import ClusterConfig
 from picokube.state import cluster_lock
 from picokube.tokens import read_token_file
 from picokube.up import component_specs, prepare

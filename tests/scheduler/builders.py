@@ -9,7 +9,6 @@ Each call returns a fresh builder; `.obj()` returns a new model every time.
 from __future__ import annotations
 
 import uuid
-
 from typing import Any
 
 from kube.api import (

@@ -8,11 +8,11 @@ import pytest
 
 from kube.api import Node, Pod
 from scheduler.cache import NodeInfo, PodInfo
-from scheduler.framework import CycleState, Framework, Profile, Status
+from scheduler.framework import CycleState, FilterPlugin, FitError, Framework, Profile
+from scheduler.framework.images import normalized_image_name
 from scheduler.framework.interfaces import Code
 from scheduler.plugins import DEFAULT_PLUGINS, DEFAULT_SCORE_WEIGHTS, IN_TREE_REGISTRY
 from scheduler.plugins.balanced_allocation import BalancedAllocation
-from scheduler.framework.images import normalized_image_name
 from scheduler.plugins.image_locality import ImageLocality
 from scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from scheduler.plugins.node_affinity import NodeAffinity
@@ -21,7 +21,6 @@ from scheduler.plugins.node_resources_fit import NodeResourcesFit
 from scheduler.plugins.pod_topology_spread import PodTopologySpread
 from scheduler.plugins.taint_toleration import TaintToleration
 from scheduler.schedule_one import SchedulingAlgorithm
-from scheduler.framework import FitError
 from tests.scheduler.builders import make_node, make_pod
 
 
@@ -29,11 +28,12 @@ def info(node: Node, *pods: Pod) -> NodeInfo:
     i = NodeInfo()
     i.set_node(node)
     for p in pods:
-        i.add_pod(PodInfo.of(p.model_copy(update={"spec": p.spec.model_copy(update={"node_name": node.metadata.name})})))
+        spec = p.spec.model_copy(update={"node_name": node.metadata.name})
+        i.add_pod(PodInfo.of(p.model_copy(update={"spec": spec})))
     return i
 
 
-def verdicts(plugin: object, pod: Pod, nodes: list[NodeInfo]) -> dict[str, str]:
+def verdicts(plugin: FilterPlugin, pod: Pod, nodes: list[NodeInfo]) -> dict[str, str]:
     """node -> "ok" or the rejection reason, with PreFilter run over all nodes first."""
     state = CycleState()
     if hasattr(plugin, "pre_filter"):
@@ -42,8 +42,8 @@ def verdicts(plugin: object, pod: Pod, nodes: list[NodeInfo]) -> dict[str, str]:
             return {n.name: "ok" for n in nodes}
     out: dict[str, str] = {}
     for n in nodes:
-        status: Status | None = plugin.filter(state, pod, n)  # type: ignore[attr-defined]
-        out[n.name] = "ok" if status is None else status.message
+        verdict = plugin.filter(state, pod, n)
+        out[n.name] = "ok" if verdict is None else verdict.message
     return out
 
 
@@ -223,7 +223,8 @@ def test_inter_pod_affinity_filter(case: Case) -> None:
 
 
 def test_preferred_pod_affinity_scores() -> None:
-    pod = make_pod().pod_affinity("zone", weight=10, app="web").pod_affinity("zone", anti=True, weight=5, app="db").obj()
+    pod = (make_pod().pod_affinity("zone", weight=10, app="web")
+           .pod_affinity("zone", anti=True, weight=5, app="db").obj())
     nodes = [info(Z1A, web("a")), info(Z2A, make_pod().name("d").label("app", "db").obj()), info(CLEAN)]
     plugin, state = InterPodAffinity(), CycleState()
     assert plugin.pre_score(state, pod, nodes, nodes) is None
@@ -287,7 +288,8 @@ def test_no_preemption_of_equal_priority_or_with_policy_never() -> None:
     with pytest.raises(FitError) as e:
         algorithm().schedule(make_pod().priority(10).req(cpu="2").obj(), nodes)
     assert e.value.nomination is None
-    assert str(e.value).endswith("preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..")
+    assert str(e.value).endswith(
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..")
     with pytest.raises(FitError) as e:
         algorithm().schedule(make_pod().priority(100).preemption_policy("Never").req(cpu="2").obj(), nodes)
     assert e.value.nomination is None and "preemptionPolicy=Never" in str(e.value)

@@ -7,7 +7,8 @@ as pod defaulting does); a request under `min` or a limit over (or missing under
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from apiserver.admission.interfaces import Attributes, Obj
 from apiserver.admission.plugins._pods import PodCreateMutation, forbidden

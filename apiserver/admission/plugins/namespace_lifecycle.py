@@ -10,7 +10,7 @@ namespace is answered NotFound before any other plugin or validation speaks.
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from apiserver.admission.interfaces import Attributes, Obj, Operation
 from apiserver.registry.lister import CacheLister

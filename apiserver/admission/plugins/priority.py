@@ -8,7 +8,7 @@ cache, and from storage when the cache has not seen a class yet.
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from apiserver.admission.interfaces import Attributes, Obj
 from apiserver.admission.plugins._pods import PodCreateMutation, forbidden

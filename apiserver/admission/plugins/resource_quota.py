@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from decimal import Decimal
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
 
 from apiserver.admission.interfaces import Attributes, Obj, Operation
 from apiserver.admission.plugins._pods import forbidden

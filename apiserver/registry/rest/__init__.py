@@ -3,9 +3,21 @@
 from apiserver.registry.rest.access_review import SelfSubjectAccessReviewStorage
 from apiserver.registry.rest.binding import BindingStorage
 from apiserver.registry.rest.eviction import EvictionStorage
-from apiserver.registry.rest.interfaces import (CollectionDeleter, Connecter, Context, Creater, GracefulDeleter,
-                                                Getter, Kind, Lister, Storage, UpdateFunc, Updater, Watcher,
-                                                verbs_of)
+from apiserver.registry.rest.interfaces import (
+    CollectionDeleter,
+    Connecter,
+    Context,
+    Creater,
+    Getter,
+    GracefulDeleter,
+    Kind,
+    Lister,
+    Storage,
+    UpdateFunc,
+    Updater,
+    Watcher,
+    verbs_of,
+)
 from apiserver.registry.rest.log import LogStorage
 from apiserver.registry.rest.resource import ResourceStorage
 from apiserver.registry.rest.scale import ScaleStorage

@@ -11,10 +11,10 @@ differs from the binding's is 409 Conflict with upstream's wording. The answer i
 
 from __future__ import annotations
 
-from kube.errors import BadRequest, Conflict
 from apiserver.registry.generic import RegistryStore, now_rfc3339
 from apiserver.registry.rest._status import success
 from apiserver.registry.rest.interfaces import Context, Kind, Obj
+from kube.errors import BadRequest, Conflict
 
 __all__ = ["BindingStorage"]
 

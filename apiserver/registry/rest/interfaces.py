@@ -11,8 +11,9 @@ request's `RequestAdmission`, so admission sees it.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from starlette.requests import Request
 from starlette.responses import Response

@@ -11,15 +11,16 @@ The body streams through unchanged (`follow=true` keeps it open), as text/plain.
 from __future__ import annotations
 
 import ssl
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from kube.errors import ApiError, BadRequest, NotFound, ServiceUnavailable
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind
+from kube.errors import ApiError, BadRequest, NotFound, ServiceUnavailable
 
 __all__ = ["LogStorage"]
 

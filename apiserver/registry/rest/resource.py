@@ -11,7 +11,7 @@ finalizers) answers with the object as marked.
 
 from __future__ import annotations
 
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from apiserver.registry.generic import DeleteOptions, ListOptions, RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj, UpdateFunc

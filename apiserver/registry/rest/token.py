@@ -7,7 +7,8 @@ request that names no audience gets the API server's own (`--api-audiences`, els
 from __future__ import annotations
 
 import datetime
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj
@@ -46,4 +47,4 @@ class TokenRequestStorage:
                 "metadata": {"name": name, "namespace": ctx.namespace, "creationTimestamp": None},
                 "spec": {"audiences": audiences, "expirationSeconds": expiration, "boundObjectRef": None},
                 "status": {"token": token, "expirationTimestamp": datetime.datetime.fromtimestamp(
-                    float(exp), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}}
+                    float(exp), datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}}

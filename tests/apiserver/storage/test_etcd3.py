@@ -12,13 +12,23 @@ import asyncio
 import contextlib
 import gc
 import urllib.request
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import AsyncIterator, Iterator
 
 import pytest
 
-from apiserver.storage import (Compacted, Etcd3Storage, FutureRevision, KeyExists, KeyNotFound, KeyValue,
-                               RevisionConflict, Storage, Unavailable, WatchEvent)
+from apiserver.storage import (
+    Compacted,
+    Etcd3Storage,
+    FutureRevision,
+    KeyExists,
+    KeyNotFound,
+    KeyValue,
+    RevisionConflict,
+    Storage,
+    Unavailable,
+    WatchEvent,
+)
 from kube.testing.etcd import EtcdProcess
 from kube.testing.eventually import eventually
 from kube.testing.ports import free_port
