@@ -16,8 +16,8 @@ import asyncio
 import logging
 from contextlib import AsyncExitStack
 
-from controllers.common.timeutil import utc_now
 from controllers.clusterroleaggregation import ClusterRoleAggregationController
+from controllers.common.timeutil import utc_now
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController

@@ -13,10 +13,10 @@ import yaml
 from starlette.requests import Request
 
 from apiserver.endpoints.list_validation import validate_list_options
+from apiserver.fieldmanager import manager_from_user_agent
 from apiserver.openapi.schema import node_for_gvk, prune_unknown_fields, type_errors
 from apiserver.registry.generic import DeleteOptions, ListOptions
 from apiserver.registry.rest.interfaces import Kind
-from apiserver.fieldmanager import manager_from_user_agent
 from kube.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from kube.selectors import parse_field_selector, parse_label_selector
 

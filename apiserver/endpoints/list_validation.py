@@ -33,7 +33,8 @@ def _list_errors(opts: ListOptions) -> list[FieldError]:
             errs.append(_forbidden("resourceVersionMatch",
                                    "resourceVersionMatch is forbidden unless resourceVersion is provided"))
         if opts.continue_token:
-            errs.append(_forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+            errs.append(_forbidden("resourceVersionMatch",
+                                   "resourceVersionMatch is forbidden when continue is provided"))
         if match not in (_EXACT, _NOT_OLDER_THAN):
             errs.append(_not_supported("resourceVersionMatch", match, (_EXACT, _NOT_OLDER_THAN, "")))
         if match == _EXACT and opts.resource_version == "0":
@@ -57,7 +58,8 @@ def _watch_errors(opts: ListOptions) -> list[FieldError]:
         if match != _NOT_OLDER_THAN:
             errs.append(_not_supported("resourceVersionMatch", match, (_NOT_OLDER_THAN,)))
         if opts.continue_token:
-            errs.append(_forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+            errs.append(_forbidden("resourceVersionMatch",
+                                   "resourceVersionMatch is forbidden when continue is provided"))
     return errs
 
 

@@ -14,9 +14,10 @@ object (missing fields print as upstream prints zero values).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from kube.humanize import human_duration
 from kube.selectors import format_label_selector, selector_from_label_selector
@@ -51,7 +52,7 @@ def _time(ts: Any) -> datetime | None:
     if not ts or not isinstance(ts, str):
         return None
     try:
-        return datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+        return datetime.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
     except ValueError:
         return None
 
@@ -428,7 +429,7 @@ def to_table(kind: str, items: list[Obj], *, list_meta: Obj | None = None, inclu
              now: datetime | None = None) -> Obj:
     """The Table of `items` (all of `kind`); `include_object` is the request's includeObject."""
     printer = PRINTERS.get(kind, _DEFAULT)
-    at = now or datetime.now(timezone.utc)
+    at = now or datetime.now(UTC)
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": dict(list_meta or {}),
             "columnDefinitions": [{"name": c.name, "type": c.type, "format": c.format,
                                    "description": c.description, "priority": c.priority}

@@ -10,7 +10,7 @@ Tables.
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
 
 from starlette.responses import Response, StreamingResponse
 

@@ -9,13 +9,22 @@ same storage as pods/binding.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.kinds import strategy_for
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
-from apiserver.registry.rest import (BindingStorage, EvictionStorage, FinalizeStorage, LogStorage, ResourceStorage,
-                                     ScaleStorage, StatusStorage, Storage, TokenRequestStorage)
+from apiserver.registry.rest import (
+    BindingStorage,
+    EvictionStorage,
+    FinalizeStorage,
+    LogStorage,
+    ResourceStorage,
+    ScaleStorage,
+    StatusStorage,
+    Storage,
+    TokenRequestStorage,
+)
 from apiserver.registry.rest.token import TokenIssuer
 from apiserver.storage.interface import Storage as KeyValueStorage
 from kube.resources import RESOURCES, VIRTUAL_KINDS, resource_for_plural
@@ -32,7 +41,7 @@ def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, pre
     """Register every stored built-in kind in `registry`."""
     stores = {r.plural: RegistryStore(storage, r, strategy_for(r), prefix=prefix, max_object_bytes=max_object_bytes)
               for r in RESOURCES if r.kind not in VIRTUAL_KINDS and r.kind not in _BOUND_ELSEWHERE}
-    for plural, store in stores.items():
+    for store in stores.values():
         subresources: dict[str, Storage] = {}
         for sub in store.info.subresources:
             subresources[sub] = _subresource(sub, store, stores, token_issuer, new_log_storage)

@@ -25,25 +25,40 @@ import copy
 import json
 import secrets
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
-from kube.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound, RequestEntityTooLarge,
-                         ResourceExpired, ServiceUnavailable)
-from kube.resources import ResourceInfo
-from kube.selectors import FieldSelector, LabelSelector
 from apiserver.admission.chain import RequestAdmission
 from apiserver.admission.interfaces import Attributes, Operation
 from apiserver.fieldmanager import record_update
 from apiserver.openapi.schema import node_for_gvk, normalize_quantities
-from apiserver.registry.paging import (continue_too_old, decode_continue, encode_continue, list_too_old,
-                                       parse_resource_version, too_large_resource_version)
+from apiserver.registry.paging import (
+    continue_too_old,
+    decode_continue,
+    encode_continue,
+    list_too_old,
+    parse_resource_version,
+    too_large_resource_version,
+)
 from apiserver.registry.strategy import Obj, Strategy
 from apiserver.registry.watch_event import WatchEvent
 from apiserver.registry.watch_list import initial_events_end, start_watch_list
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import KeyValue, Storage
+from kube.errors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Invalid,
+    NotFound,
+    RequestEntityTooLarge,
+    ResourceExpired,
+    ServiceUnavailable,
+)
+from kube.resources import ResourceInfo
+from kube.selectors import FieldSelector, LabelSelector
 
 if TYPE_CHECKING:
     from apiserver.registry.lister import CacheLister
@@ -59,7 +74,7 @@ _PROPAGATION_FINALIZERS = {"Orphan": "orphan", "Foreground": "foregroundDeletion
 
 
 def now_rfc3339(offset_seconds: int = 0) -> str:
-    t = datetime.now(timezone.utc) + timedelta(seconds=offset_seconds)
+    t = datetime.now(UTC) + timedelta(seconds=offset_seconds)
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -153,7 +168,8 @@ class RegistryStore:
         return self.decode(kv.value, kv.mod_revision)
 
     def matches(self, obj: Obj, opts: ListOptions) -> bool:
-        if not opts.label_selector.empty() and not opts.label_selector.matches((obj.get("metadata") or {}).get("labels")):
+        labels = (obj.get("metadata") or {}).get("labels")
+        if not opts.label_selector.empty() and not opts.label_selector.matches(labels):
             return False
         if not opts.field_selector.empty():
             return opts.field_selector.matches(lambda f: self.strategy.field_value(obj, f) or "")

@@ -14,8 +14,9 @@ Validation of the option combinations happens before (endpoints/list_validation)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from apiserver.registry.paging import too_large_resource_version
 from apiserver.registry.watch_event import WatchEvent

@@ -117,7 +117,7 @@ def _write_all(manifests: list[Manifest], manager: str, write: Write, *, action:
         async with state.ctx.client(manager) as client:
             mapper = await state.ctx.rest_mapper(client)
             infos = [info_for_manifest(mapper, m) for m in manifests]  # every kind known before any write
-            for m, info in zip(manifests, infos):
+            for m, info in zip(manifests, infos, strict=True):
                 try:
                     verb, obj = await write(client, m, info)
                 except ApiError as e:

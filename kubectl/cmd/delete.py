@@ -17,8 +17,17 @@ import typer
 
 from kube.errors import NotFound
 from kube.resources import ResourceInfo
-from kubectl.context import CommandError, emit, info_for_manifest, namespace_for, parse_duration, \
-    resolve_targets, run, split_targets, state
+from kubectl.context import (
+    CommandError,
+    emit,
+    info_for_manifest,
+    namespace_for,
+    parse_duration,
+    resolve_targets,
+    run,
+    split_targets,
+    state,
+)
 from kubectl.manifests import read_manifests
 from kubectl.printers import resource_ref
 
@@ -26,7 +35,8 @@ __all__ = ["delete"]
 
 
 def delete(
-    resources: Annotated[list[str] | None, typer.Argument(help="TYPE NAME..., TYPE/NAME..., or TYPE with -l/--all")] = None,
+    resources: Annotated[list[str] | None,
+                         typer.Argument(help="TYPE NAME..., TYPE/NAME..., or TYPE with -l/--all")] = None,
     filename: Annotated[list[str], typer.Option("-f", "--filename", help="Delete what these manifests name.")] = [],  # noqa: B006
     recursive: Annotated[bool, typer.Option("-R", "--recursive")] = False,
     selector: Annotated[str | None, typer.Option("-l", "--selector", help="Label selector.")] = None,

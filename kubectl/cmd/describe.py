@@ -224,8 +224,9 @@ async def _deployment(s: Section, client: RESTClient, mapper: RESTMapper, d: dic
         s.field("RollingUpdateStrategy", f"{ru.get('maxUnavailable', '25%')} max unavailable, "
                                          f"{ru.get('maxSurge', '25%')} max surge")
     _template(s, spec.get("template") or {})
-    s.table("Conditions", ["Type", "Status", "Reason"], [[str(c.get("type")), str(c.get("status")),
-                                                          str(c.get("reason", ""))] for c in st.get("conditions") or []])
+    conditions = [[str(c.get("type")), str(c.get("status")), str(c.get("reason", ""))]
+                  for c in st.get("conditions") or []]
+    s.table("Conditions", ["Type", "Status", "Reason"], conditions)
     rs_list = (await client.list_raw(resolve(mapper, "replicasets.apps"), meta.get("namespace"))).get("items") or []
     owned = [rs for rs in rs_list if any(o.get("uid") == meta.get("uid") and o.get("controller")
                                          for o in rs["metadata"].get("ownerReferences") or [])]
@@ -343,7 +344,8 @@ async def _namespace(s: Section, client: RESTClient, mapper: RESTMapper, ns: dic
                                                            for k, v in sorted(hard.items())], 1)
     limits = (await client.list_raw(resolve(mapper, "limitranges"), meta["name"])).get("items") or []
     s.raw("")
-    s.raw("No LimitRange resource." if not limits else f"LimitRanges: {', '.join(l['metadata']['name'] for l in limits)}")
+    names = ", ".join(lr["metadata"]["name"] for lr in limits)
+    s.raw(f"LimitRanges: {names}" if limits else "No LimitRange resource.")
 
 
 def _generic(s: Section, info: ResourceInfo, obj: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ CLIENT_VERSION = "v1.30.0-picokube"
 
 def _row(r: ResourceInfo, *, wide: bool) -> list[str]:
     row = [r.plural, ",".join(r.short_names), r.api_version, str(r.namespaced).lower(), r.kind]
-    return row + [",".join(r.verbs), ",".join(r.categories)] if wide else row
+    return [*row, ",".join(r.verbs), ",".join(r.categories)] if wide else row
 
 
 def api_resources(

@@ -125,7 +125,7 @@ async def _wait_for_change(client: RESTClient, info: ResourceInfo, name: str, ns
                 return
     try:
         await asyncio.wait_for(next_event(), budget)
-    except (asyncio.TimeoutError, ApiError):
+    except (TimeoutError, ApiError):
         pass
 
 
@@ -176,7 +176,8 @@ def history(
             emit(f"deployment.apps/{name} with revision #{revision}\n{body}")
             return 0
         rows = [("REVISION", "CHANGE-CAUSE")] + [
-            (str(rev), (rs["metadata"].get("annotations") or {}).get(CHANGE_CAUSE) or "<none>") for rev, rs in revisions]
+            (str(rev), (rs["metadata"].get("annotations") or {}).get(CHANGE_CAUSE) or "<none>")
+            for rev, rs in revisions]
         width = max(len(r[0]) for r in rows)
         emit(f"deployment.apps/{name} \n" + "".join(f"{a.ljust(width)}  {b}\n" for a, b in rows) + "\n")
         return 0
@@ -186,7 +187,8 @@ def history(
 @rollout_app.command("undo")
 def undo(
     resource: Target,
-    to_revision: Annotated[int, typer.Option("--to-revision", help="The revision to go back to (0: the previous).")] = 0,
+    to_revision: Annotated[int, typer.Option("--to-revision",
+                                             help="The revision to go back to (0: the previous).")] = 0,
 ) -> None:
     """Undo a previous rollout."""
     ctx = state.ctx
@@ -224,7 +226,7 @@ def restart(resource: Target) -> None:
     """Restart a deployment: every pod is replaced, within the rollout strategy."""
     ctx = state.ctx
     kind, name = one_target(resource, verb="rollout restart")
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     async def go() -> int:
         async with ctx.client() as client:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
-from typing import AsyncIterator, Iterable
 
 import httpx
 

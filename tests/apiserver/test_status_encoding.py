@@ -13,8 +13,9 @@ from kube.testing.apiserver import ApiServerHarness
 
 
 def _status(message: str, reason: str, code: int, details: str | None) -> bytes:
+    detail = f',"details":{details}' if details is not None else ""
     body = ('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":' + json.dumps(message)
-            + f',"reason":"{reason}"' + (f',"details":{details}' if details is not None else "") + f',"code":{code}}}\n')
+            + f',"reason":"{reason}"' + detail + f',"code":{code}}}\n')
     return body.encode()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from kube.testing.apiserver import ApiServerHarness
 
 SDK_BIN = Path(shutil.which("kubectl") or "/usr/bin/kubectl").resolve().parent
 VERSIONS = [v for v in ("kubectl", "kubectl.1.27", "kubectl.1.33") if (SDK_BIN / v).exists()]
-NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 NS = "tables"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
@@ -29,8 +29,8 @@ def ago(seconds: int) -> str:
 
 def kubectl(api: ApiServerHarness, tmp_path: Path, *args: str, binary: str = "kubectl") -> list[list[str]]:
     """`kubectl ARGS` as the admin, its output split into rows of whitespace-separated words."""
-    out = subprocess.run([str(SDK_BIN / binary), "--kubeconfig", str(api.kubeconfig("admin")), "--cache-dir", str(tmp_path),
-                          *args], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([str(SDK_BIN / binary), "--kubeconfig", str(api.kubeconfig("admin")),
+                          "--cache-dir", str(tmp_path), *args], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return [line.split() for line in out.stdout.splitlines()]
 
@@ -110,7 +110,8 @@ def test_binding_subjects_and_quota_columns() -> None:
     binding = {"metadata": {"name": "b", "creationTimestamp": ago(60)},
                "roleRef": {"kind": "ClusterRole", "name": "view"},
                "subjects": [{"kind": "User", "name": "jane"}, {"kind": "Group", "name": "devs"},
-                            {"kind": "User", "name": "joe"}, {"kind": "ServiceAccount", "name": "ci", "namespace": "x"}]}
+                            {"kind": "User", "name": "joe"},
+                            {"kind": "ServiceAccount", "name": "ci", "namespace": "x"}]}
     assert to_table("ClusterRoleBinding", [binding], now=NOW)["rows"][0]["cells"] == [
         "b", "ClusterRole/view", "60s", "jane, joe", "devs", "x/ci"]
     quota = {"metadata": {"name": "q", "creationTimestamp": ago(60)},
@@ -175,7 +176,7 @@ def test_kubectl_prints_upstream_columns(api: ApiServerHarness, objects: None, t
 
 def test_kubectl_pod_restarts_show_the_last_restart(api: ApiServerHarness, objects: None,
                                                     admin_http: httpx.Client, tmp_path: Path) -> None:
-    finished = (datetime.now(timezone.utc) - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    finished = (datetime.now(UTC) - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     resp = admin_http.patch(f"/api/v1/namespaces/{NS}/pods/web/status", json={"status": {
         "phase": "Running", "containerStatuses": [{
             "name": "c", "image": "busybox", "imageID": "", "ready": True, "restartCount": 3,

@@ -43,8 +43,8 @@ def test_immediate_delete_answers_success_status(admin_http: httpx.Client) -> No
 
 def test_grouped_delete_names_the_group(admin_http: httpx.Client) -> None:
     name = _name("lease")
-    created = admin_http.post(f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases",
-                              json={"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name}})
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name}}
+    created = admin_http.post(f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases", json=lease)
     assert created.status_code == 201
     resp = admin_http.delete(f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases/{name}")
     assert resp.json()["details"] == {"name": name, "group": "coordination.k8s.io", "kind": "leases",

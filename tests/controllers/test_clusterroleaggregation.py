@@ -5,10 +5,12 @@ the label takes its rules away again."""
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -52,6 +54,10 @@ def viewer_token(admin_http: httpx.Client) -> str:
                                  "spec": {"expirationSeconds": 3600}})
     assert resp.status_code == 201, resp.text
     return str(resp.json()["status"]["token"])
+
+
+def has_lease_rule(admin_http: httpx.Client, name: str) -> bool:
+    return LEASES_RULE in rules_of(admin_http, name)
 
 
 def rules_of(admin_http: httpx.Client, name: str) -> list[dict[str, Any]]:
@@ -106,7 +112,7 @@ def test_a_role_labelled_aggregate_to_view_extends_view_edit_and_admin(
     assert resp.status_code == 201, resp.text
 
     for name in ("view", "edit", "admin"):
-        eventually_sync(lambda: LEASES_RULE in rules_of(admin_http, name), timeout=20,
+        eventually_sync(functools.partial(has_lease_rule, admin_http, name), timeout=20,
                         message=f"{name} gained the lease rule")
     eventually_sync(lambda: kubectl(api, "get", "leases", "-n", NS, cache=tmp_path,
                                     token=viewer_token).returncode == 0, timeout=10, message="viewer reads leases")

@@ -4,11 +4,13 @@ comes back and an edited one is put right, while labels a user added stay."""
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -49,7 +51,8 @@ def test_every_namespace_gets_the_cluster_ca(api: ApiServerHarness, manager: Pro
                                              admin_http: httpx.Client, tmp_path: Path) -> None:
     ca = api.pki.ca_cert.read_text()
     for ns in ("default", "kube-system"):
-        eventually_sync(lambda: published(admin_http, ns, ca), timeout=20, message=f"kube-root-ca.crt in {ns}")
+        eventually_sync(functools.partial(published, admin_http, ns, ca), timeout=20,
+                        message=f"kube-root-ca.crt in {ns}")
     created = kubectl(api, "create", "namespace", "fresh", cache=tmp_path)
     assert created.returncode == 0, created.stderr
     eventually_sync(lambda: published(admin_http, "fresh", ca), timeout=20, message="kube-root-ca.crt in fresh")

@@ -117,7 +117,8 @@ def test_facts_come_from_the_document() -> None:
     nodes = resolve(MAPPER, "no")
     assert not nodes.namespaced and nodes.base_path("ns") == "/api/v1/nodes"
     assert resolve(MAPPER, "ct").base_path("x") == "/apis/stable.example.com/v1/namespaces/x/crontabs"
-    assert [(r.group, r.version) for r in MAPPER.preferred() if r.plural == "crontabs"] == [("stable.example.com", "v1")]
+    preferred = [(r.group, r.version) for r in MAPPER.preferred() if r.plural == "crontabs"]
+    assert preferred == [("stable.example.com", "v1")]
 
 
 def test_targets_and_categories() -> None:
