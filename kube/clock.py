@@ -8,20 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timezone
 from typing import Protocol
 
-__all__ = ["Clock", "RealClock", "FakeClock", "now_rfc3339", "now_micro_time"]
+# Wall-clock timestamps live in kube.timeutil; these names stay importable from here.
+from kube.timeutil import now_micro_time, now_rfc3339
 
-
-def now_rfc3339() -> str:
-    """The wall-clock time in Kubernetes' timestamp form: RFC3339, whole seconds, `Z`."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def now_micro_time() -> str:
-    """The wall-clock time as a metav1.MicroTime: RFC3339 with microseconds (Lease renewTime)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+__all__ = ["Clock", "FakeClock", "RealClock", "now_micro_time", "now_rfc3339"]
 
 
 class Clock(Protocol):

@@ -31,8 +31,9 @@ import httpx
 from kube.api.base import KubeObject
 from kube.api.core_v1 import Event
 from kube.client import RESTClient
-from kube.clock import Clock, RealClock, now_rfc3339
+from kube.clock import Clock, RealClock
 from kube.errors import ApiError, NotFound
+from kube.timeutil import now_rfc3339
 
 __all__ = ["EventRecorder", "EVENT_NORMAL", "EVENT_WARNING"]
 

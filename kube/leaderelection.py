@@ -22,8 +22,9 @@ from typing import Any
 
 from kube.api import Lease
 from kube.client import RESTClient
-from kube.clock import Clock, RealClock, now_micro_time
+from kube.clock import Clock, RealClock
 from kube.errors import AlreadyExists, Conflict, NotFound
+from kube.timeutil import now_micro_time
 
 __all__ = ["LeaderElector", "LeadershipLost"]
 

@@ -23,14 +23,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Coroutine, Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 from kube.api import Node, Pod
 from kube.cache import EventHandler, InformerFactory
 from kube.client import RESTClient
-from kube.clock import Clock, now_rfc3339
+from kube.clock import Clock
 from kube.errors import Conflict, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
+from kube.timeutil import now_rfc3339
 from kube.workqueue import ShutDown
 from scheduler.cache import SchedulerCache
 from scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
@@ -157,7 +159,7 @@ class Scheduler:
         try:
             async with self._bind_slots:
                 await self.client.bind(namespace=ns, name=name, node_name=node_name, uid=pod.metadata.uid)
-        except Exception as e:  # any failure: undo the assumption and retry
+        except Exception as e:  # noqa: BLE001 - any failure: undo the assumption and retry
             self.metrics.observe_binding(False)
             self.cache.forget_pod(key)
             level = logging.DEBUG if isinstance(e, (Conflict, NotFound)) else logging.WARNING
@@ -195,7 +197,7 @@ class Scheduler:
                                          uid=victim.metadata.uid)
             except NotFound:
                 continue
-            except Exception as e:  # the next attempt preempts again if still needed
+            except Exception as e:  # noqa: BLE001 - the next attempt preempts again if still needed
                 logger.warning("Deleting a preemption victim failed", extra={"pod": victim.key, "error": repr(e)})
                 continue
             self.recorder_for(pod).event(victim, EVENT_NORMAL, "Preempted",
@@ -208,7 +210,7 @@ class Scheduler:
                                             pod.metadata.namespace, subresource="status")
             except (Conflict, NotFound):
                 pass
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - best effort: preemption retries if still needed
                 logger.warning("Setting nominatedNodeName failed", extra={"pod": pod.key, "error": repr(e)})
 
     async def _set_unschedulable_condition(self, pod: Pod, message: str) -> None:
@@ -223,7 +225,7 @@ class Scheduler:
             async with self._status_slots:
                 await self.client.patch(Pod, str(pod.metadata.name), patch, pod.metadata.namespace,
                                         subresource="status")
-        except Exception as e:  # best effort: the next attempt writes it again
+        except Exception as e:  # noqa: BLE001 - best effort: the next attempt writes it again
             level = logging.DEBUG if isinstance(e, (Conflict, NotFound)) else logging.WARNING
             logger.log(level, "Updating pod condition failed", extra={"pod": pod.key, "error": repr(e)})
         finally:

@@ -21,13 +21,14 @@ import json
 import secrets
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Union
 
 from kube.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound, RequestEntityTooLarge,
                          ResourceExpired, ServiceUnavailable)
 from kube.resources import ResourceInfo
 from kube.selectors import FieldSelector, LabelSelector
+from kube.timeutil import format_time, utc_now
 from apiserver.fieldmanager import record_update
 from apiserver.openapi.schema import node_for_gvk, normalize_quantities
 from apiserver.registry.strategy import Obj, Strategy
@@ -46,8 +47,7 @@ _PROPAGATION_FINALIZERS = {"Orphan": "orphan", "Foreground": "foregroundDeletion
 
 
 def now_rfc3339(offset_seconds: int = 0) -> str:
-    t = datetime.now(timezone.utc) + timedelta(seconds=offset_seconds)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(utc_now() + timedelta(seconds=offset_seconds))
 
 
 @dataclass(frozen=True)

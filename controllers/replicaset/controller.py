@@ -21,8 +21,8 @@ holds every pod the previous process created, so a SIGKILL never leads to extra 
 
 from __future__ import annotations
 
-import functools
 import asyncio
+import functools
 import logging
 
 from controllers.common import (
@@ -32,7 +32,6 @@ from controllers.common import (
     claim_objects,
     controller_uid_index,
     is_pod_active,
-    is_pod_ready,
     orphan_namespace_index,
     resolve_controller_ref,
     selector_of,
@@ -45,9 +44,10 @@ from controllers.replicaset.pod_control import may_have_been_created, pod_from_t
 from controllers.replicaset.status import calculate_status, status_changed
 from kube.api import Pod, ReplicaSet
 from kube.cache import EventHandler
-from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.controller import Request, Result, TerminalError, run_workers
 from kube.errors import ApiError, NotFound
+from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
+from kube.podutil import is_pod_ready
 from kube.selectors import LabelSelector
 from kube.workqueue import WorkQueue
 

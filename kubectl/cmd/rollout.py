@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import sys
 import time
 from typing import Annotated, Any
@@ -25,7 +24,16 @@ import yaml
 from kube.client import RESTClient
 from kube.errors import ApiError
 from kube.resources import ResourceInfo, resolve_resource
-from kubectl.context import CommandError, color, emit, one_target, parse_duration, run, state
+from kube.timeutil import now_rfc3339
+from kubectl.context import (
+    CommandError,
+    color,
+    emit,
+    one_target,
+    parse_duration,
+    run,
+    state,
+)
 
 __all__ = ["rollout_app", "status_message"]
 
@@ -122,7 +130,7 @@ async def _wait_for_change(client: RESTClient, info: ResourceInfo, name: str, ns
                 return
     try:
         await asyncio.wait_for(next_event(), budget)
-    except (asyncio.TimeoutError, ApiError):
+    except (TimeoutError, ApiError):
         pass
 
 
@@ -217,7 +225,7 @@ def restart(resource: Target) -> None:
     """Restart a deployment: every pod is replaced, within the rollout strategy."""
     ctx = state.ctx
     info, name = _deployment(resource, "restart")
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = now_rfc3339()
 
     async def go() -> int:
         async with ctx.client() as client:

@@ -14,14 +14,15 @@ import os
 import signal
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+
 import pytest
 import pytest_asyncio
 
-from controllers.common.pods import is_pod_ready
 from kube.api import Deployment, Node, Pod, ReplicaSet
 from kube.client import RESTClient, load_kubeconfig
-from kube.testing.eventually import eventually
+from kube.podutil import is_pod_ready
 from kube.testing.cluster import Cluster
+from kube.testing.eventually import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -298,7 +299,7 @@ async def test_sigkill_of_the_controller_manager_mid_rollout_converges(cluster: 
             async def mid_rollout() -> tuple[str, int] | None:
                 """("kill", pid) while old and new are both live under a running controller-manager; ("done", 0)."""
                 pid = cluster.pid_of("controller-manager")
-                if pid == killed_pid or not alive(pid):
+                if pid == killed_pid or not alive(pid):  # noqa: B023 - read in the iteration that defines it
                     return None
                 replicasets = await owned_replicasets(client, "killed")
                 new = [rs for rs in replicasets if rs.spec.template.spec.containers[0].image == "busybox:1.37"]
