@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Generic, Mapping
+from typing import Any, Generic, Self
 
 import httpx
 
@@ -25,7 +26,7 @@ from kube.client.config import ClientConfig
 from kube.errors import ApiError, error_from_status
 from kube.resources import ResourceInfo
 
-__all__ = ["RESTClient", "ObjectList", "WatchEvent", "PATCH_TYPES"]
+__all__ = ["PATCH_TYPES", "ObjectList", "RESTClient", "WatchEvent"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,10 @@ class RESTClient:
     """A client bound to one API server and one identity."""
 
     def __init__(self, config: ClientConfig, *, user_agent: str = "picokube", field_manager: str | None = None,
-                 timeout: float = 30.0, max_connections: int = 100) -> None:
+                 timeout: float = 30.0, max_connections: int = 100,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """`transport` replaces the network (TLS settings then do not apply); tests pass an
+        in-process one that plays the API server."""
         self.config = config
         self.field_manager = field_manager
         headers = {"User-Agent": user_agent, "Accept": "application/json"}
@@ -79,12 +83,13 @@ class RESTClient:
             base_url=config.server, headers=headers, verify=config.ssl_context(),
             timeout=httpx.Timeout(timeout, connect=10.0),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            transport=transport,
         )
 
     async def close(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "RESTClient":
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -223,19 +228,20 @@ class RESTClient:
 
     @staticmethod
     def _ns(obj: KubeObject) -> str | None:
-        return getattr(obj, "metadata").namespace if obj.info.namespaced else None
+        # KubeObject declares no metadata; every concrete kind does.
+        return getattr(obj, "metadata").namespace if obj.info.namespaced else None  # noqa: B009
 
     async def create(self, obj: T_Object, *, dry_run: bool = False) -> T_Object:
         raw = await self.create_raw(obj.info, obj.to_dict(), self._ns(obj), dry_run=dry_run)
         return type(obj).model_validate(raw)
 
     async def update(self, obj: T_Object) -> T_Object:
-        name = getattr(obj, "metadata").name
+        name = getattr(obj, "metadata").name  # noqa: B009 - declared by each kind, not KubeObject
         raw = await self.replace_raw(obj.info, obj.to_dict(), name=name, namespace=self._ns(obj))
         return type(obj).model_validate(raw)
 
     async def update_status(self, obj: T_Object) -> T_Object:
-        name = getattr(obj, "metadata").name
+        name = getattr(obj, "metadata").name  # noqa: B009 - declared by each kind, not KubeObject
         raw = await self.replace_raw(obj.info, obj.to_dict(), name=name, namespace=self._ns(obj), subresource="status")
         return type(obj).model_validate(raw)
 
