@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 
-__all__ = ["parse_quantity", "cpu_millis", "to_int", "format_bytes"]
+__all__ = ["cpu_millis", "format_bytes", "parse_quantity", "to_int"]
 
 _SUFFIX = {
     "Ki": Decimal(1024), "Mi": Decimal(1024**2), "Gi": Decimal(1024**3), "Ti": Decimal(1024**4),
@@ -21,7 +21,7 @@ _SUFFIX = {
 _RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?$")
 
 
-def parse_quantity(text: str | int | float) -> Decimal:
+def parse_quantity(text: str | float) -> Decimal:
     """Parse a quantity; raise ValueError naming the text when it is not one."""
     if isinstance(text, (int, float)):
         return Decimal(str(text))
@@ -38,12 +38,12 @@ def parse_quantity(text: str | int | float) -> Decimal:
     return number * _SUFFIX[m[3] or ""]
 
 
-def cpu_millis(text: str | int | float) -> int:
+def cpu_millis(text: str | float) -> int:
     """CPU in millicores, rounded up like Kubernetes' MilliValue."""
     return int((parse_quantity(text) * 1000).to_integral_value(rounding=ROUND_CEILING))
 
 
-def to_int(text: str | int | float) -> int:
+def to_int(text: str | float) -> int:
     """A quantity as an integer (bytes, pod counts), rounded up."""
     return int(parse_quantity(text).to_integral_value(rounding=ROUND_CEILING))
 
