@@ -17,7 +17,6 @@ import logging
 from contextlib import AsyncExitStack
 
 from controllers.clusterroleaggregation import ClusterRoleAggregationController
-from controllers.common.timeutil import utc_now
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
@@ -30,6 +29,7 @@ from controllers.serviceaccount import ServiceAccountsController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
+from kube.timeutil import utc_now
 
 __all__ = ["CONTROLLERS", "run_controller_manager"]
 

@@ -175,4 +175,8 @@ async def run_leader_elected(client: RESTClient, election: LeaderElection | None
                             identity=f"{socket.gethostname()}_{uuid.uuid4()}",
                             lease_duration=election.lease_duration, renew_deadline=election.renew_deadline,
                             retry_period=election.retry_period)
-    await elector.run(work)
+
+    async def lead() -> None:
+        await work()
+
+    await elector.run(lead)

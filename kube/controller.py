@@ -6,20 +6,22 @@ Mirrors controller-runtime's reconcile package and `reconcileHandler`:
 - an exception requeues the key with per-item backoff (a `Conflict` is routine and logged
   at DEBUG); `TerminalError` is logged and not retried;
 - `Result(requeue_after=s)` re-queues after s seconds; success forgets the backoff;
-- one key is never reconciled by two workers at once (the work queue guarantees it).
+- one key is never reconciled by two workers at once: the work queue guarantees it as long
+  as every `get` is matched by exactly one `done`, which the worker loop does on every
+  path, a reconcile cancelled mid-flight included.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from kube.errors import Conflict
 from kube.workqueue import ShutDown, WorkQueue
 
-__all__ = ["Request", "Result", "TerminalError", "Reconciler", "run_workers", "split_key"]
+__all__ = ["Reconciler", "Request", "Result", "TerminalError", "run_workers", "split_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +53,26 @@ def split_key(key: str) -> Request:
     return Request(ns, name)
 
 
+async def _reconcile_one(name: str, queue: WorkQueue[str], reconcile: Reconciler, key: str) -> None:
+    """Reconcile one key and apply the retry policy; CancelledError propagates, nothing else does."""
+    try:
+        result = await reconcile(split_key(key))
+    except TerminalError as e:
+        logger.error("Reconcile failed permanently", extra={"controller": name, "key": key, "error": str(e)})
+        queue.forget(key)
+    except Conflict as e:
+        logger.debug("Reconcile conflict, will retry", extra={"controller": name, "key": key, "error": str(e)})
+        queue.add_rate_limited(key)
+    except Exception as e:  # noqa: BLE001 - the loop boundary: any failure is retried with backoff
+        logger.warning("Reconcile failed, will retry",
+                       extra={"controller": name, "key": key, "error": repr(e), "attempt": queue.num_requeues(key) + 1})
+        queue.add_rate_limited(key)
+    else:
+        queue.forget(key)
+        if result is not None and result.requeue_after is not None:
+            queue.add_after(key, result.requeue_after)
+
+
 async def _worker(name: str, queue: WorkQueue[str], reconcile: Reconciler) -> None:
     while True:
         try:
@@ -58,31 +80,17 @@ async def _worker(name: str, queue: WorkQueue[str], reconcile: Reconciler) -> No
         except ShutDown:
             return
         try:
-            result = await reconcile(split_key(key))
-        except asyncio.CancelledError:
-            queue.done(key)
-            raise
-        except TerminalError as e:
-            logger.error("Reconcile failed permanently", extra={"controller": name, "key": key, "error": str(e)})
-            queue.forget(key)
-        except Conflict as e:
-            logger.debug("Reconcile conflict, will retry", extra={"controller": name, "key": key, "error": str(e)})
-            queue.add_rate_limited(key)
-        except Exception as e:
-            logger.warning("Reconcile failed, will retry",
-                           extra={"controller": name, "key": key, "error": repr(e),
-                                  "attempt": queue.num_requeues(key) + 1})
-            queue.add_rate_limited(key)
-        else:
-            queue.forget(key)
-            if result is not None and result.requeue_after is not None:
-                queue.add_after(key, result.requeue_after)
+            await _reconcile_one(name, queue, reconcile, key)
         finally:
-            queue.done(key)
+            queue.done(key)  # exactly once per get, also when cancelled mid-reconcile
 
 
 async def run_workers(name: str, queue: WorkQueue[str], reconcile: Reconciler, workers: int = 1) -> None:
-    """Run `workers` reconcile loops over `queue` until cancelled or the queue shuts down."""
+    """Run `workers` reconcile loops over `queue` until cancelled or the queue shuts down.
+
+    A cancelled run stops every loop; a key being reconciled then is released to the
+    queue (a re-add that arrived meanwhile is queued once).
+    """
     async with asyncio.TaskGroup() as tg:
         for _ in range(workers):
             tg.create_task(_worker(name, queue, reconcile))

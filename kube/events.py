@@ -31,10 +31,11 @@ import httpx
 from kube.api.base import KubeObject
 from kube.api.core_v1 import Event
 from kube.client import RESTClient
-from kube.clock import Clock, RealClock, now_rfc3339
+from kube.clock import Clock, RealClock
 from kube.errors import ApiError, NotFound
+from kube.timeutil import now_rfc3339
 
-__all__ = ["EventRecorder", "EVENT_NORMAL", "EVENT_WARNING"]
+__all__ = ["EVENT_NORMAL", "EVENT_WARNING", "EventRecorder"]
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ class EventRecorder:
     # --- building and sending ------------------------------------------------------------
     @staticmethod
     def _involved_object(obj: KubeObject) -> dict[str, Any]:
-        meta = getattr(obj, "metadata")
+        meta = getattr(obj, "metadata")  # noqa: B009 - declared by each kind, not KubeObject
         ref = {"apiVersion": obj.api_version or obj.info.api_version, "kind": obj.kind or obj.info.kind,
                "name": meta.name, "namespace": meta.namespace if obj.info.namespaced else None,
                "uid": meta.uid, "resourceVersion": meta.resource_version}

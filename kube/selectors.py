@@ -12,11 +12,19 @@ Parsing raises ValueError with a message fit for a 400 BadRequest.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
-__all__ = ["Requirement", "LabelSelector", "FieldSelector", "parse_label_selector", "parse_field_selector",
-           "selector_from_label_selector", "format_label_selector"]
+__all__ = [
+    "FieldSelector",
+    "LabelSelector",
+    "Requirement",
+    "format_label_selector",
+    "parse_field_selector",
+    "parse_label_selector",
+    "selector_from_label_selector",
+]
 
 _KEY = r"[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?"
 _VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?"
@@ -62,7 +70,9 @@ class LabelSelector:
 
 def _split_top_level(text: str) -> list[str]:
     """Split on commas that are not inside parentheses."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(":
             depth += 1

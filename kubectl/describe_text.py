@@ -7,27 +7,18 @@ kubectl's columns do (`45s`, `5m2s`, `3h`, `2d`).
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from kube.humanize import human_duration
+from kube.timeutil import parse_time, utc_now
 
 __all__ = ["Section", "age", "since"]
 
 
-def _parse_time(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        return dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def since(text: str | None) -> float | None:
     """Seconds from the RFC 3339 time `text` until now."""
-    when = _parse_time(text)
-    return None if when is None else (dt.datetime.now(dt.UTC) - when).total_seconds()
+    when = parse_time(text)
+    return None if when is None else (utc_now() - when).total_seconds()
 
 
 def age(seconds: float | None) -> str:

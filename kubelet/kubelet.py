@@ -28,9 +28,16 @@ from kube.clock import Clock, RealClock
 from kube.controller import Request, Result, run_workers
 from kube.errors import Conflict, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
+from kube.podutil import is_phase_terminal
 from kube.workqueue import WorkQueue
 from kubelet.config import KubeletConfig
-from kubelet.cri.interface import POD_NAME_LABEL, POD_NAMESPACE_LABEL, POD_UID_LABEL, ContainerState, RuntimeService
+from kubelet.cri.interface import (
+    POD_NAME_LABEL,
+    POD_NAMESPACE_LABEL,
+    POD_UID_LABEL,
+    ContainerState,
+    RuntimeService,
+)
 from kubelet.node_status import NodeStatusManager
 from kubelet.pod_source import PodRouter
 from kubelet.pod_sync import PodSyncer, SyncResult
@@ -154,7 +161,7 @@ class Kubelet:
         views = await self.syncer.views(pod, None)
         status = compute_pod_status(pod, None, views, runtime=self.runtime_name, host_ip=self.config.address,
                                     init_views=await self.syncer.views(pod, None, init=True))
-        if status["phase"] not in ("Succeeded", "Failed"):
+        if not is_phase_terminal(status["phase"]):
             codes = [cs["state"].get("terminated", {}).get("exitCode", 0) for cs in status["containerStatuses"]]
             status["phase"] = "Failed" if any(codes) else "Succeeded"
         try:
@@ -182,7 +189,7 @@ class Kubelet:
             await self.clock.sleep(self.config.relist_interval)
             try:
                 await self.relist()
-            except Exception as e:  # noqa: BLE001 - the next relist tries again
+            except Exception as e:  # noqa: BLE001 - a loop boundary: log and relist next period
                 logger.warning("Relisting the runtime failed", extra={"error": repr(e)})
 
     async def relist(self) -> None:
@@ -212,7 +219,7 @@ class Kubelet:
             since_full += self.config.housekeeping_interval
             try:
                 await self.housekeeping(full=since_full >= _FULL_RESYNC)
-            except Exception as e:  # noqa: BLE001 - the next pass tries again
+            except Exception as e:  # noqa: BLE001 - a loop boundary: log and retry next period
                 logger.warning("Housekeeping failed", extra={"error": repr(e)})
             if since_full >= _FULL_RESYNC:
                 since_full = 0.0

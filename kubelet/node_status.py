@@ -21,11 +21,12 @@ from typing import Any
 
 from kube.api import Lease, Node
 from kube.client import RESTClient
-from kube.clock import Clock, RealClock, now_micro_time, now_rfc3339
+from kube.clock import Clock, RealClock
 from kube.errors import AlreadyExists, Conflict, NotFound
+from kube.timeutil import now_micro_time, now_rfc3339
 from kubelet.config import NODE_LEASE_NAMESPACE, KubeletConfig
 
-__all__ = ["NodeStatusManager", "KUBELET_VERSION"]
+__all__ = ["KUBELET_VERSION", "NodeStatusManager"]
 
 logger = logging.getLogger(__name__)
 
@@ -172,7 +173,7 @@ class NodeStatusManager:
                         await self.register()
                 except Conflict:
                     pass
-                except Exception as e:  # noqa: BLE001 - the next heartbeat tries again
+                except Exception as e:  # noqa: BLE001 - a loop boundary: the next heartbeat retries
                     logger.warning("Heartbeat failed, will retry", extra={"what": what, "error": repr(e)})
             await self.clock.sleep(period)
 

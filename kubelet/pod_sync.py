@@ -22,6 +22,7 @@ from typing import TypedDict
 
 from kube.api import Container, Pod
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
+from kube.podutil import is_pod_terminal
 from kube.quantity import cpu_millis, to_int
 from kubelet.cri.interface import (
     CONTAINER_NAME_LABEL,
@@ -41,7 +42,7 @@ from kubelet.cri.interface import (
 )
 from kubelet.status import ContainerView
 
-__all__ = ["PodSyncer", "SyncResult", "BACKOFF_INITIAL", "BACKOFF_MAX"]
+__all__ = ["BACKOFF_INITIAL", "BACKOFF_MAX", "PodSyncer", "SyncResult"]
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ class PodSyncer:
 
     async def sync(self, pod: Pod) -> SyncResult:
         """Bring the runtime in line with a live pod's spec; never raises for a container failure."""
-        terminal = pod.status.phase in ("Succeeded", "Failed")
+        terminal = is_pod_terminal(pod)
         if terminal:
             await self.kill(pod, grace=0, reason=None)
             return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True))

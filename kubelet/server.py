@@ -15,7 +15,6 @@ import asyncio
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
 
 import uvicorn
 from starlette.applications import Starlette
@@ -23,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from kube.timeutil import format_rfc3339_nano, utc_now
 from kubelet.logs import ContainerLogSource, LogNotFound
 
 __all__ = ["KubeletServer"]
@@ -32,8 +32,7 @@ _FOLLOW_POLL = 0.25
 
 def _line(text: str, when: float, timestamps: bool) -> bytes:
     if timestamps:
-        stamp = datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f000Z")
-        return f"{stamp} {text}\n".encode()
+        return f"{format_rfc3339_nano(when)} {text}\n".encode()
     return f"{text}\n".encode()
 
 
@@ -84,7 +83,7 @@ class KubeletServer:
             return PlainTextResponse(str(e), status_code=404)
         seen = len(lines)
         if since is not None:
-            cutoff = datetime.now(UTC).timestamp() - since
+            cutoff = utc_now().timestamp() - since
             lines = [ln for ln in lines if ln.time >= cutoff]
         if tail is not None:
             lines = lines[-tail:] if tail > 0 else []

@@ -16,21 +16,25 @@ The result is a plain dict in wire form, ready for a merge patch of pods/status.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from kube import qos
 from kube.api import Pod
-from kube.clock import now_rfc3339
-from kubelet.cri.interface import ContainerInfo, ContainerState, PodSandbox, SandboxState
+from kube.podutil import is_phase_terminal
+from kube.timeutil import format_time, now_rfc3339
+from kubelet.cri.interface import (
+    ContainerInfo,
+    ContainerState,
+    PodSandbox,
+    SandboxState,
+)
 
 __all__ = ["ContainerView", "compute_pod_status", "rfc3339"]
 
 
 def rfc3339(epoch: float | None) -> str | None:
-    if epoch is None:
-        return None
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A runtime's epoch seconds as a metav1.Time string; None stays None."""
+    return None if epoch is None else format_time(epoch)
 
 
 @dataclass
@@ -155,7 +159,7 @@ def compute_pod_status(pod: Pod, sandbox: PodSandbox | None, views: list[Contain
     now = now or now_rfc3339()
     statuses = [_container_status(v, runtime) for v in views]
     phase = _phase(pod, views) if initialized else ("Failed" if init_failed else "Pending")
-    if pod.status.phase in ("Succeeded", "Failed"):
+    if is_phase_terminal(pod.status.phase):  # a finished pod never runs again
         phase = pod.status.phase
     sandbox_ready = sandbox is not None and sandbox.state == SandboxState.READY
     all_ready = bool(statuses) and all(s["ready"] for s in statuses) and phase == "Running"
@@ -173,7 +177,7 @@ def compute_pod_status(pod: Pod, sandbox: PodSandbox | None, views: list[Contain
     if sandbox_ready and sandbox is not None and sandbox.ip:
         status["podIP"] = sandbox.ip
         status["podIPs"] = [{"ip": sandbox.ip}]
-    elif pod.status.pod_ip and phase not in ("Succeeded", "Failed"):
+    elif pod.status.pod_ip and not is_phase_terminal(phase):
         status["podIP"] = pod.status.pod_ip
         status["podIPs"] = [{"ip": pod.status.pod_ip}]
     return status

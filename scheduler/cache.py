@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kube.api import Node, Pod
+from kube.podutil import is_pod_terminal
 from scheduler.framework.images import normalized_image_name
 from scheduler.framework.resource import (
     HostPort,
@@ -39,7 +40,8 @@ logger = logging.getLogger(__name__)
 
 
 def is_terminal(pod: Pod) -> bool:
-    return pod.status.phase in ("Succeeded", "Failed")
+    """True for a finished pod, which no longer holds node resources (kube.podutil.is_pod_terminal)."""
+    return is_pod_terminal(pod)
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,10 @@ from typing import Any
 from kube.api import Node, Pod
 from kube.cache import EventHandler, InformerFactory
 from kube.client import RESTClient
-from kube.clock import Clock, now_rfc3339
+from kube.clock import Clock
 from kube.errors import Conflict, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
+from kube.timeutil import now_rfc3339
 from kube.workqueue import ShutDown
 from scheduler.cache import SchedulerCache
 from scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
@@ -210,7 +211,7 @@ class Scheduler:
                                             pod.metadata.namespace, subresource="status")
             except (Conflict, NotFound):
                 pass
-            except Exception as e:  # noqa: BLE001 - best effort: the next attempt sets it again
+            except Exception as e:  # noqa: BLE001 - best effort: preemption retries if still needed
                 logger.warning("Setting nominatedNodeName failed", extra={"pod": pod.key, "error": repr(e)})
 
     async def _set_unschedulable_condition(self, pod: Pod, message: str) -> None:

@@ -27,7 +27,7 @@ import secrets
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from apiserver.admission.chain import RequestAdmission
@@ -59,6 +59,7 @@ from kube.errors import (
 )
 from kube.resources import ResourceInfo
 from kube.selectors import FieldSelector, LabelSelector
+from kube.timeutil import format_time, utc_now
 
 if TYPE_CHECKING:
     from apiserver.registry.lister import CacheLister
@@ -74,8 +75,7 @@ _PROPAGATION_FINALIZERS = {"Orphan": "orphan", "Foreground": "foregroundDeletion
 
 
 def now_rfc3339(offset_seconds: int = 0) -> str:
-    t = datetime.now(UTC) + timedelta(seconds=offset_seconds)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(utc_now() + timedelta(seconds=offset_seconds))
 
 
 @dataclass(frozen=True)

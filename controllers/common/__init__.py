@@ -1,4 +1,4 @@
-"""Helpers every controller shares: owner references, pod predicates, claiming, time.
+"""Helpers every controller shares: owner references, active pods, claiming.
 
 Mirrors the parts of Kubernetes' pkg/controller (controller_utils.go,
 controller_ref_manager.go) that more than one controller needs.
@@ -14,14 +14,8 @@ from controllers.common.owner import (
                                       orphan_namespace_index,
                                       resolve_controller_ref,
 )
-from controllers.common.pods import (
-                                      is_pod_active,
-                                      is_pod_available,
-                                      is_pod_ready,
-                                      pod_ready_time,
-)
+from controllers.common.pods import is_pod_active
 from controllers.common.selection import selector_of
-from controllers.common.timeutil import format_time, parse_time
 
 __all__ = [
                                       "CONTROLLER_UID_INDEX",
@@ -29,15 +23,10 @@ __all__ = [
                                       "ClaimActions",
                                       "claim_objects",
                                       "controller_uid_index",
-                                      "format_time",
                                       "is_controlled_by",
                                       "is_pod_active",
-                                      "is_pod_available",
-                                      "is_pod_ready",
                                       "new_controller_ref",
                                       "orphan_namespace_index",
-                                      "parse_time",
-                                      "pod_ready_time",
                                       "resolve_controller_ref",
                                       "selector_of",
 ]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from controllers.common.timeutil import format_time, parse_time
 from controllers.deployment.fenceposts import desired_replicas
 from kube.api import Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet
+from kube.timeutil import format_time, parse_time
 
 __all__ = [
     "AVAILABLE",

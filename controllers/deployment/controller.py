@@ -91,6 +91,7 @@ from kube.cache import EventHandler
 from kube.controller import Request, Result, TerminalError, run_workers
 from kube.errors import AlreadyExists, NotFound
 from kube.events import EVENT_NORMAL, EventRecorder
+from kube.podutil import is_pod_terminal
 from kube.selectors import LabelSelector
 from kube.workqueue import WorkQueue
 
@@ -228,7 +229,7 @@ class DeploymentController:
         """Any pod of these ReplicaSets not finished, terminating ones included (Recreate waits for them)."""
         if any(rs.status.replicas for rs in replicasets):
             return True
-        return any(p.status.phase not in ("Succeeded", "Failed")
+        return any(not is_pod_terminal(p)
                    for rs in replicasets for p in self.pod_informer.store.by_index(CONTROLLER_UID_INDEX,
                                                                                    rs.metadata.uid or ""))
 

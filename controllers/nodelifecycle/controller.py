@@ -10,39 +10,31 @@ Mirrors pkg/controller/nodelifecycle with taint-based eviction, reduced:
   instead. When the node is healthy again both taints are removed;
 - the pods of an Unknown node are marked Ready=False;
 - NoExecute eviction: a pod on a tainted node is deleted once its toleration for the taint
-  runs out (`tolerationSeconds` counted from the taint's `timeAdded`), at once when it does
-  not tolerate it, never when it tolerates it without a limit. Its ReplicaSet then replaces
-  it elsewhere.
+  runs out (the smallest `tolerationSeconds` of the tolerations matching the taint, counted
+  from the taint's `timeAdded`), at once when it does not tolerate it, never when it
+  tolerates it without a limit. Tolerations match as the scheduler matches them
+  (kube.taints): key, effect, operator and value. Its ReplicaSet then replaces it elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime, timezone
-from typing import Any
 
 from controllers.context import ControllerContext
-from kube.api import Lease, Node, Pod
-from kube.clock import now_rfc3339
+from kube.api import Lease, Node, Pod, Taint
 from kube.errors import ApiError, NotFound
+from kube.podutil import is_pod_terminal
+from kube.taints import TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE, toleration_seconds
+from kube.timeutil import now_rfc3339, parse_time, utc_now
 
-__all__ = ["NodeLifecycleController", "UNREACHABLE", "NOT_READY"]
+__all__ = ["NOT_READY", "UNREACHABLE", "NodeLifecycleController", "tolerates_for_now"]
 
 logger = logging.getLogger(__name__)
 
-UNREACHABLE = "node.kubernetes.io/unreachable"
-NOT_READY = "node.kubernetes.io/not-ready"
+UNREACHABLE = TAINT_NODE_UNREACHABLE
+NOT_READY = TAINT_NODE_NOT_READY
 LEASE_NAMESPACE = "kube-node-lease"
-
-
-def _parse(ts: str | None) -> float | None:
-    if not ts:
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 class NodeLifecycleController:
@@ -61,7 +53,7 @@ class NodeLifecycleController:
         while True:
             try:
                 await self.monitor()
-            except Exception as e:  # one bad round must not stop node monitoring
+            except Exception as e:  # noqa: BLE001 - one bad round must not stop node monitoring
                 logger.warning("Node monitoring failed, will retry", extra={"error": repr(e)})
             await self.clock.sleep(self.period)
 
@@ -107,7 +99,7 @@ class NodeLifecycleController:
         await self.client.patch(Node, name, {"status": {"conditions": conditions}}, subresource="status")
         logger.info("Node stopped heartbeating: marked Unknown", extra={"node": name})
         for pod in self.pods.store.by_index("node", name):
-            if pod.metadata.deletion_timestamp or pod.status.phase in ("Succeeded", "Failed"):
+            if pod.metadata.deletion_timestamp or is_pod_terminal(pod):
                 continue
             conds = [c.to_dict() for c in pod.status.conditions or [] if c.type != "Ready"]
             conds.append({"type": "Ready", "status": "False", "lastTransitionTime": now})
@@ -138,13 +130,11 @@ class NodeLifecycleController:
         taint = next((t for t in node.spec.taints or [] if t.key == key and t.effect == "NoExecute"), None)
         if taint is None:
             return  # our taint is not in the cache yet; the next round sees it
-        added = _parse(taint.time_added) or datetime.now(timezone.utc).timestamp()
-        now = datetime.now(timezone.utc).timestamp()
+        now = utc_now().timestamp()
+        added = parse_time(taint.time_added)
+        since = added.timestamp() if added is not None else now
         for pod in self.pods.store.by_index("node", str(node.metadata.name)):
-            if pod.metadata.deletion_timestamp:
-                continue
-            seconds = _toleration_seconds(pod, key)
-            if seconds is not None and (seconds == float("inf") or now < added + seconds):
+            if pod.metadata.deletion_timestamp or tolerates_for_now(pod, taint, since=since, now=now):
                 continue
             try:
                 await self.client.delete(Pod, str(pod.metadata.name), pod.metadata.namespace, uid=pod.metadata.uid)
@@ -155,15 +145,11 @@ class NodeLifecycleController:
             await asyncio.sleep(0)
 
 
-def _toleration_seconds(pod: Pod, key: str) -> float | None:
-    """How long `pod` tolerates a NoExecute taint `key`: None if not at all, inf if forever."""
-    best: float | None = None
-    for t in pod.spec.tolerations or []:
-        if t.effect not in (None, "", "NoExecute"):
-            continue
-        if t.key not in (None, "", key) or (not t.key and t.operator != "Exists"):
-            continue
-        seconds: Any = t.toleration_seconds
-        value = float("inf") if seconds is None else max(0.0, float(seconds))
-        best = value if best is None else max(best, value)
-    return best
+def tolerates_for_now(pod: Pod, taint: Taint, *, since: float, now: float) -> bool:
+    """True while `pod` may stay on a node that has carried the NoExecute `taint` since `since`.
+
+    The toleration must match the taint exactly as the scheduler matches it (key, effect,
+    operator and value); its time limit counts from `since` (the taint's timeAdded).
+    """
+    seconds = toleration_seconds(pod.spec.tolerations, taint)
+    return seconds is not None and now < since + seconds

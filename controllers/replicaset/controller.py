@@ -32,7 +32,6 @@ from controllers.common import (
     claim_objects,
     controller_uid_index,
     is_pod_active,
-    is_pod_ready,
     orphan_namespace_index,
     resolve_controller_ref,
     selector_of,
@@ -48,6 +47,7 @@ from kube.cache import EventHandler
 from kube.controller import Request, Result, TerminalError, run_workers
 from kube.errors import ApiError, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
+from kube.podutil import is_pod_ready
 from kube.selectors import LabelSelector
 from kube.workqueue import WorkQueue
 

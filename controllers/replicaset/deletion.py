@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-from controllers.common.pods import is_pod_ready, pod_ready_time
-from controllers.common.timeutil import parse_time
 from kube.api import Pod
+from kube.podutil import is_pod_ready, pod_ready_time
+from kube.timeutil import parse_time
 
 __all__ = ["POD_DELETION_COST_ANNOTATION", "deletion_order", "pods_to_delete"]
 

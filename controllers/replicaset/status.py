@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from controllers.common.pods import is_pod_available, is_pod_ready
 from kube.api import Pod, ReplicaSet, ReplicaSetStatus
+from kube.podutil import is_pod_available, is_pod_ready
 
 __all__ = ["calculate_status", "status_changed"]
 
@@ -27,7 +27,7 @@ def calculate_status(rs: ReplicaSet, pods: list[Pod], *, now: datetime) -> Repli
         "replicas": len(pods),
         "fully_labeled_replicas": sum(1 for p in pods if template_labels <= (p.metadata.labels or {}).items()),
         "ready_replicas": sum(1 for p in pods if is_pod_ready(p)),
-        "available_replicas": sum(1 for p in pods if is_pod_available(p, min_ready, now)),
+        "available_replicas": sum(1 for p in pods if is_pod_available(p, min_ready_seconds=min_ready, now=now)),
         "observed_generation": rs.metadata.generation,
     }, deep=True)
 

@@ -15,14 +15,52 @@ from kube.api.meta import LabelSelector, ObjectMeta
 from kube.resources import ResourceInfo, resource_for_kind
 
 __all__ = [
-    "Namespace", "Node", "NodeSpec", "NodeStatus", "NodeCondition", "NodeAddress", "NodeSystemInfo", "Taint",
-    "Pod", "PodSpec", "PodStatus", "PodCondition", "Container", "ContainerPort", "EnvVar",
-    "ResourceRequirements", "ContainerStatus", "ContainerState", "ContainerStateRunning",
-    "ContainerStateWaiting", "ContainerStateTerminated", "PodTemplateSpec", "Toleration", "PodIP",
-    "Binding", "ObjectReference", "Event", "EventSource", "ConfigMap", "Secret", "ServiceAccount",
-    "Affinity", "NodeAffinity", "NodeSelector", "NodeSelectorTerm", "NodeSelectorRequirement",
-    "PreferredSchedulingTerm", "PodAffinity", "PodAffinityTerm", "WeightedPodAffinityTerm",
-    "TopologySpreadConstraint", "ContainerImage", "Probe", "ExecAction", "HTTPGetAction", "TCPSocketAction",
+    "Affinity",
+    "Binding",
+    "ConfigMap",
+    "Container",
+    "ContainerImage",
+    "ContainerPort",
+    "ContainerState",
+    "ContainerStateRunning",
+    "ContainerStateTerminated",
+    "ContainerStateWaiting",
+    "ContainerStatus",
+    "EnvVar",
+    "Event",
+    "EventSource",
+    "ExecAction",
+    "HTTPGetAction",
+    "Namespace",
+    "Node",
+    "NodeAddress",
+    "NodeAffinity",
+    "NodeCondition",
+    "NodeSelector",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "NodeSpec",
+    "NodeStatus",
+    "NodeSystemInfo",
+    "ObjectReference",
+    "Pod",
+    "PodAffinity",
+    "PodAffinityTerm",
+    "PodCondition",
+    "PodIP",
+    "PodSpec",
+    "PodStatus",
+    "PodTemplateSpec",
+    "PreferredSchedulingTerm",
+    "Probe",
+    "ResourceRequirements",
+    "Secret",
+    "ServiceAccount",
+    "TCPSocketAction",
+    "Taint",
+    "Toleration",
+    "TopologySpreadConstraint",
+    "WeightedPodAffinityTerm",
 ]
 
 
@@ -359,8 +397,10 @@ class Pod(KubeObject):
     status: PodStatus = Field(default_factory=PodStatus)
 
     def is_ready(self) -> bool:
-        cond = self.status.condition("Ready")
-        return cond is not None and cond.status == "True"
+        """kube.podutil.is_pod_ready, as a method for convenience."""
+        from kube.podutil import is_pod_ready  # local: kube.podutil imports this module
+
+        return is_pod_ready(self)
 
 
 class Binding(KubeObject):
@@ -368,7 +408,7 @@ class Binding(KubeObject):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     target: ObjectReference
 
-    def model_post_init(self, __context: object) -> None:
+    def model_post_init(self, context: object, /) -> None:
         self.api_version = self.api_version or "v1"
         self.kind = self.kind or "Binding"
 

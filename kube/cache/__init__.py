@@ -5,5 +5,12 @@ from kube.cache.informer import EventHandler, SharedInformer
 from kube.cache.reflector import Reflector
 from kube.cache.store import IndexFunc, Store, meta_namespace_key
 
-__all__ = ["InformerFactory", "SharedInformer", "EventHandler", "Reflector", "Store", "IndexFunc",
-           "meta_namespace_key"]
+__all__ = [
+    "EventHandler",
+    "IndexFunc",
+    "InformerFactory",
+    "Reflector",
+    "SharedInformer",
+    "Store",
+    "meta_namespace_key",
+]

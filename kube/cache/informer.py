@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Generic
+from typing import Generic
 
 from kube.api.base import T_Object
 from kube.cache.reflector import Reflector
@@ -23,7 +24,7 @@ from kube.cache.store import IndexFunc, Store
 from kube.client.rest import RESTClient
 from kube.clock import Clock, RealClock
 
-__all__ = ["SharedInformer", "EventHandler"]
+__all__ = ["EventHandler", "SharedInformer"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,8 @@ class SharedInformer(Generic[T_Object]):
             prev = old.pop(obj.key, None)
             if prev is None:
                 self._dispatch("ADDED", None, obj)
-            elif getattr(prev, "metadata").resource_version != getattr(obj, "metadata").resource_version:
+            # Each kind declares `metadata`; the KubeObject bound does not, hence getattr.
+            elif getattr(prev, "metadata").resource_version != getattr(obj, "metadata").resource_version:  # noqa: B009
                 self._dispatch("MODIFIED", prev, obj)
         for gone in old.values():
             self._dispatch("DELETED", gone, gone)

@@ -9,11 +9,12 @@ Objects handed out are the stored instances: treat them as read-only (copy befor
 from __future__ import annotations
 
 import builtins
-from typing import Callable, Generic, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
 
 from kube.api.base import KubeObject
 
-__all__ = ["Store", "IndexFunc", "namespace_index", "meta_namespace_key"]
+__all__ = ["IndexFunc", "Store", "meta_namespace_key", "namespace_index"]
 
 T = TypeVar("T", bound=KubeObject)
 IndexFunc = Callable[[T], list[str]]
@@ -24,7 +25,7 @@ def meta_namespace_key(obj: KubeObject) -> str:
 
 
 def namespace_index(obj: KubeObject) -> list[str]:
-    ns = getattr(obj, "metadata").namespace
+    ns = getattr(obj, "metadata").namespace  # noqa: B009 - each kind declares metadata, KubeObject does not
     return [ns] if ns else []
 
 

@@ -26,7 +26,7 @@ from kube.client.config import ClientConfig
 from kube.errors import ApiError, error_from_status
 from kube.resources import ResourceInfo
 
-__all__ = ["RESTClient", "ObjectList", "WatchEvent", "PATCH_TYPES"]
+__all__ = ["PATCH_TYPES", "ObjectList", "RESTClient", "WatchEvent"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +70,10 @@ class RESTClient:
     """A client bound to one API server and one identity."""
 
     def __init__(self, config: ClientConfig, *, user_agent: str = "picokube", field_manager: str | None = None,
-                 timeout: float = 30.0, max_connections: int = 100) -> None:
+                 timeout: float = 30.0, max_connections: int = 100,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """`transport` replaces the network (TLS settings then do not apply); tests pass an
+        in-process one that plays the API server."""
         self.config = config
         self.field_manager = field_manager
         headers = {"User-Agent": user_agent, "Accept": "application/json"}
@@ -80,6 +83,7 @@ class RESTClient:
             base_url=config.server, headers=headers, verify=config.ssl_context(),
             timeout=httpx.Timeout(timeout, connect=10.0),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            transport=transport,
         )
 
     async def close(self) -> None:

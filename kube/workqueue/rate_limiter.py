@@ -3,12 +3,18 @@ backoff (5 ms doubling to 1000 s) and an overall token bucket (10 qps, burst 100
 
 from __future__ import annotations
 
-from typing import Hashable, Protocol
+from collections.abc import Hashable
+from typing import Protocol
 
 from kube.clock import Clock, RealClock
 
-__all__ = ["RateLimiter", "ItemExponentialFailureRateLimiter", "BucketRateLimiter", "MaxOfRateLimiter",
-           "default_controller_rate_limiter"]
+__all__ = [
+    "BucketRateLimiter",
+    "ItemExponentialFailureRateLimiter",
+    "MaxOfRateLimiter",
+    "RateLimiter",
+    "default_controller_rate_limiter",
+]
 
 
 class RateLimiter(Protocol):

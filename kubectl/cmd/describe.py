@@ -17,6 +17,7 @@ import yaml
 
 from kube.client import RESTClient, RESTMapper
 from kube.errors import NotFound
+from kube.podutil import is_phase_terminal
 from kube.quantity import cpu_millis, to_int
 from kube.resources import ResourceInfo
 from kubectl.context import emit, resolve, resolve_targets, run, split_targets, state
@@ -299,7 +300,7 @@ async def _node(s: Section, client: RESTClient, mapper: RESTMapper, n: dict[str,
     s.field("PodCIDR", spec.get("podCIDR"))
     pods = (await client.list_raw(resolve(mapper, "pods"), None, field_selector=f"spec.nodeName={meta.get('name')}")
             ).get("items") or []
-    live = [p for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+    live = [p for p in pods if not is_phase_terminal((p.get("status") or {}).get("phase"))]
     alloc = st.get("allocatable") or {}
     cpu_total, mem_total = _cpu(alloc.get("cpu")) or 1, _mem(alloc.get("memory")) or 1
     rows, sums = [], {"cpu_r": 0, "cpu_l": 0, "mem_r": 0, "mem_l": 0}

@@ -20,6 +20,7 @@ import typer
 from kube.api import Node, Pod
 from kube.client import RESTClient
 from kube.errors import ApiError, NotFound, TooManyRequests
+from kube.podutil import is_phase_terminal
 from kubectl.context import CommandError, emit, parse_duration, run, state
 
 __all__ = ["cordon", "drain", "uncordon"]
@@ -71,7 +72,7 @@ def _classify(pods: list[dict[str, Any]], *, force: bool, ignore_daemonsets: boo
             continue
         phase = (pod.get("status") or {}).get("phase")
         owner = _controller(pod)
-        if phase in ("Succeeded", "Failed"):
+        if is_phase_terminal(phase):
             evict.append(pod)
             continue
         if owner is not None and owner.get("kind") == "DaemonSet":

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import sys
 import time
 from typing import Annotated, Any
@@ -25,6 +24,7 @@ import yaml
 from kube.client import RESTClient, RESTMapper
 from kube.errors import ApiError
 from kube.resources import ResourceInfo
+from kube.timeutil import now_rfc3339
 from kubectl.context import CommandError, color, emit, one_target, parse_duration, resolve, run, state
 
 __all__ = ["rollout_app", "status_message"]
@@ -226,7 +226,7 @@ def restart(resource: Target) -> None:
     """Restart a deployment: every pod is replaced, within the rollout strategy."""
     ctx = state.ctx
     kind, name = one_target(resource, verb="rollout restart")
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = now_rfc3339()
 
     async def go() -> int:
         async with ctx.client() as client:

@@ -10,7 +10,8 @@ chunk; malformed records are kept as text so nothing a container wrote is lost.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+
+from kube.timeutil import parse_rfc3339
 
 __all__ = ["LogLine", "parse_cri_log", "parse_time"]
 
@@ -24,10 +25,11 @@ class LogLine:
 
 
 def parse_time(stamp: str) -> float:
-    """RFC3339 with up to nanoseconds (`2026-12-02T16:27:01.564531602Z`) as epoch seconds."""
-    head, _, frac = stamp.rstrip("Z").partition(".")
-    base = datetime.fromisoformat(head + "+00:00").timestamp()
-    return base + (float("0." + frac) if frac else 0.0)
+    """RFC3339 with up to nanoseconds (`2026-12-02T16:27:01.564531602Z`) as epoch seconds.
+
+    Precision is microseconds; raises ValueError for anything else.
+    """
+    return parse_rfc3339(stamp).timestamp()
 
 
 def parse_cri_log(text: str) -> list[LogLine]:

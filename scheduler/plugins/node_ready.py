@@ -12,17 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kube.api import Pod
+from kube.api import Pod, Taint
+from kube.taints import TAINT_NODE_NOT_READY, tolerations_tolerate_taint
 from scheduler.cache import NodeInfo
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import Status
-from scheduler.plugins._tolerations import tolerates
 
-__all__ = ["NodeReady", "NAME", "ERR_REASON_NOT_READY"]
+__all__ = ["ERR_REASON_NOT_READY", "NAME", "NodeReady"]
 
 NAME = "NodeReady"
 ERR_REASON_NOT_READY = "node(s) were not ready"
-TAINT_NODE_NOT_READY = "node.kubernetes.io/not-ready"
+
+_TAINT = Taint(key=TAINT_NODE_NOT_READY, effect="NoSchedule")
 
 
 class NodeReady:
@@ -31,7 +32,7 @@ class NodeReady:
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if node_info.ready:
             return None
-        if tolerates(pod, key=TAINT_NODE_NOT_READY, effect="NoSchedule"):
+        if tolerations_tolerate_taint(pod.spec.tolerations, _TAINT):
             return None
         return Status.unresolvable(ERR_REASON_NOT_READY, plugin=NAME)
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kube.api import Pod
+from kube.api import Pod, Taint
+from kube.taints import TAINT_NODE_UNSCHEDULABLE, tolerations_tolerate_taint
 from scheduler.cache import NodeInfo
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import Status
-from scheduler.plugins._tolerations import tolerates
 
-__all__ = ["NodeUnschedulable", "NAME", "ERR_REASON_UNSCHEDULABLE"]
+__all__ = ["ERR_REASON_UNSCHEDULABLE", "NAME", "NodeUnschedulable"]
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
-TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+_TAINT = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule")
 
 
 class NodeUnschedulable:
@@ -31,7 +32,7 @@ class NodeUnschedulable:
         node = node_info.node
         if node is None or not node.spec.unschedulable:
             return None
-        if tolerates(pod, key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule"):
+        if tolerations_tolerate_taint(pod.spec.tolerations, _TAINT):
             return None
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE, plugin=NAME)
 

@@ -9,16 +9,17 @@ Mirrors kube-scheduler `plugins/tainttoleration`:
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kube.api import Pod
+from kube.taints import tolerations_tolerate_taint
 from scheduler.cache import NodeInfo
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import Status
 from scheduler.framework.normalize import default_normalize_score
-from scheduler.plugins._tolerations import tolerates
 
-__all__ = ["TaintToleration", "NAME"]
+__all__ = ["NAME", "TaintToleration"]
 
 NAME = "TaintToleration"
 
@@ -31,7 +32,7 @@ class TaintToleration:
         for taint in (node.spec.taints or []) if node is not None else []:
             if taint.effect not in ("NoSchedule", "NoExecute"):
                 continue
-            if not tolerates(pod, key=taint.key, value=taint.value or "", effect=taint.effect):
+            if not tolerations_tolerate_taint(pod.spec.tolerations, taint):
                 return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value or ''}}}",
                                            plugin=NAME)
         return None
@@ -44,9 +45,10 @@ class TaintToleration:
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         node = node_info.node
-        return sum(1 for t in (node.spec.taints or []) if node is not None
-                   and t.effect == "PreferNoSchedule"
-                   and not tolerates(pod, key=t.key, value=t.value or "", effect="PreferNoSchedule"))
+        if node is None:
+            return 0
+        return sum(1 for t in node.spec.taints or []
+                   if t.effect == "PreferNoSchedule" and not tolerations_tolerate_taint(pod.spec.tolerations, t))
 
     def normalize_scores(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         default_normalize_score(scores, reverse=True)

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from controllers.common.pods import is_pod_ready
 from controllers.deployment.util import POD_TEMPLATE_HASH_LABEL, compute_hash
 from kube.api import Deployment, KubeObject, Namespace, Node, Pod, ReplicaSet
 from kube.client import RESTClient
 from kube.errors import Forbidden, NotFound
+from kube.podutil import is_pod_ready
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
 from kube.testing.process import Process
@@ -244,7 +244,7 @@ async def test_template_change_rolls_to_a_new_replicaset(cluster: Cluster, manag
 async def test_old_replicasets_beyond_the_history_limit_are_deleted(cluster: Cluster,
                                                                    manager: Process) -> None:
     await cluster.create_deployment("web", replicas=1, revisionHistoryLimit=1)
-    _, _first, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
+    await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.26")
     _, second, _ = await eventually(lambda: cluster.settled("web", 1, ready=True), timeout=30)
     await cluster.set_image("web", "nginx:1.27")
@@ -503,6 +503,11 @@ async def test_silent_node_goes_unknown_tainted_and_loses_intolerant_pods(api: A
             tolerant = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}
             await client.create(Pod.model_validate({**base, "metadata": {"name": "tolerant", "namespace": ns},
                                                     "spec": {**base["spec"], "tolerations": [tolerant]}}))
+            # Equal to a value the (valueless) taint does not have: no match, so evicted at once.
+            mismatched = {"key": "node.kubernetes.io/unreachable", "operator": "Equal", "value": "other",
+                          "effect": "NoExecute"}
+            await client.create(Pod.model_validate({**base, "metadata": {"name": "mismatched", "namespace": ns},
+                                                    "spec": {**base["spec"], "tolerations": [mismatched]}}))
 
             async def unknown_and_tainted() -> Node | None:
                 n = await client.get(Node, node)
@@ -515,10 +520,10 @@ async def test_silent_node_goes_unknown_tainted_and_loses_intolerant_pods(api: A
             assert n.status.condition("Ready").reason == "NodeStatusUnknown"  # type: ignore[union-attr]
 
             async def evicted() -> bool:
-                p = await client.get(Pod, "intolerant", ns)
-                return p.metadata.deletion_timestamp is not None
+                pods = [await client.get(Pod, name, ns) for name in ("intolerant", "mismatched")]
+                return all(p.metadata.deletion_timestamp is not None for p in pods)
 
-            await eventually(evicted, timeout=30, message="intolerant pod evicted")
+            await eventually(evicted, timeout=30, message="intolerant and mismatched pods evicted")
             kept = await client.get(Pod, "tolerant", ns)
             assert kept.metadata.deletion_timestamp is None
             assert kept.status.condition("Ready") and kept.status.condition("Ready").status == "False"  # type: ignore[union-attr]

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from controllers.common.pods import is_pod_ready
 from kube.api import Deployment, Node, Pod, ReplicaSet
 from kube.client import RESTClient, load_kubeconfig
+from kube.podutil import is_pod_ready
 from kube.testing.cluster import Cluster
 from kube.testing.eventually import eventually
 
