@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from apiserver.authn import UserInfo
+from apiserver.authn.authenticator import UserInfo
+from kube.errors import Forbidden
 
-__all__ = ["Attributes", "Decision", "Authorizer", "UnionAuthorizer", "forbidden_message"]
+__all__ = ["Attributes", "Decision", "Authorizer", "UnionAuthorizer", "forbidden_error", "forbidden_message"]
 
 
 class Decision(Enum):
@@ -77,3 +78,10 @@ def forbidden_message(attrs: Attributes, reason: str = "") -> str:
         msg = (f'{subject} is forbidden: {user} cannot {attrs.verb} resource "{attrs.resource_with_sub}" in API '
                f'group "{attrs.api_group}" {scope}')
     return f"{msg}: {reason}" if reason else msg
+
+
+def forbidden_error(attrs: Attributes, reason: str = "") -> Forbidden:
+    """The 403 for refused attributes: Kubernetes' message, with details naming the resource asked for."""
+    details = {"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource} \
+        if attrs.resource_request else None
+    return Forbidden(forbidden_message(attrs, reason), details=details)
