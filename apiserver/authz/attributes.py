@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Protocol
 
 from apiserver.authn.authenticator import UserInfo
+from apiserver.authz.rules import RuleSet, union_rules
 from kube.errors import Forbidden
 
 __all__ = ["Attributes", "Decision", "Authorizer", "UnionAuthorizer", "forbidden_error", "forbidden_message"]
@@ -61,6 +62,10 @@ class UnionAuthorizer:
             if reason:
                 reasons.append(reason)
         return Decision.NO_OPINION, "; ".join(reasons)
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """The rules of every authorizer that can list them, in order (see authz/rules.py)."""
+        return union_rules(self.authorizers, user, namespace)
 
 
 def forbidden_message(attrs: Attributes, reason: str = "") -> str:
