@@ -40,7 +40,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _cluster_role("system:service-account-issuer-discovery", [
             {"nonResourceURLs": ["/.well-known/openid-configuration", "/.well-known/openid-configuration/",
                                  "/openid/v1/jwks", "/openid/v1/jwks/"], "verbs": ["get"]}]),
-        _cluster_role("system:basic-user", [{"apiGroups": ["authorization.k8s.io"],
+        _cluster_role("system:basic-user", [{"apiGroups": ["authentication.k8s.io"],
+                                             "resources": ["selfsubjectreviews"], "verbs": ["create"]},
+                                            {"apiGroups": ["authorization.k8s.io"],
                                              "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
                                              "verbs": ["create"]}]),
         _cluster_role("system:kube-controller-manager", [
