@@ -75,9 +75,8 @@ def forbidden_message(attrs: Attributes, reason: str = "") -> str:
     if not attrs.resource_request:
         msg = f'forbidden: {user} cannot {attrs.verb} path "{attrs.path}"'
     else:
+        # The subject names the group and resource only; the subresource shows in `resource "pods/log"`.
         qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
-        if attrs.subresource:
-            qualified += f"/{attrs.subresource}" if not attrs.api_group else ""
         subject = f'{qualified} "{attrs.name}"' if attrs.name else qualified
         scope = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
         msg = (f'{subject} is forbidden: {user} cannot {attrs.verb} resource "{attrs.resource_with_sub}" in API '
