@@ -1,6 +1,7 @@
 """The audit log: one `audit.k8s.io/v1` Event per request, as JSON lines, at level Metadata.
 
-Each line records who (`user.username`, `user.groups`), what (`verb`, `objectRef` with
+Each line records who (`user`: username, uid, groups, extra; and `impersonatedUser`, whom
+the request ran as, when it impersonated someone), what (`verb`, `objectRef` with
 resource, namespace, name, apiGroup, apiVersion, subresource), from where (`sourceIPs`,
 `userAgent`) and the outcome (`responseStatus.code`), with the request's receive and
 completion times. Level Metadata means no request or response bodies are ever written, and
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from apiserver.authn import UserInfo
+from apiserver.authn import UserInfo, user_info_object
 from apiserver.endpoints.request_info import RequestInfo
 
 __all__ = ["AuditLog", "object_ref"]
@@ -56,14 +57,18 @@ class AuditLog:
         self._lock = threading.Lock()
 
     def record(self, *, info: RequestInfo, query: str, user: UserInfo | None, code: int,
-               source_ip: str | None, user_agent: str | None, received: float, completed: float) -> None:
+               source_ip: str | None, user_agent: str | None, received: float, completed: float,
+               impersonated_user: UserInfo | None = None) -> None:
+        """Write the event of one completed request; `user` is who authenticated, `impersonated_user`
+        whom the request ran as when it impersonated someone."""
         verb, ref, path = info.verb, object_ref(info), info.path
         event: dict[str, Any] = {
             "kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "Metadata",
             "auditID": str(uuid.uuid4()), "stage": "ResponseComplete",
             "requestURI": path + (f"?{query}" if query else ""), "verb": verb,
-            "user": {"username": user.name, "groups": list(user.groups)} if user else
+            "user": user_info_object(user) if user else
                     {"username": "system:anonymous", "groups": ["system:unauthenticated"]},
+            **({"impersonatedUser": user_info_object(impersonated_user)} if impersonated_user else {}),
             "sourceIPs": [source_ip] if source_ip else [],
             "userAgent": user_agent or "",
             "responseStatus": {"metadata": {}, "code": code},

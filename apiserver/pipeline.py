@@ -3,7 +3,10 @@
 Pure ASGI rather than a BaseHTTPMiddleware so streaming responses (watches) pass straight
 through and each request costs no extra task. Guarantees:
 - a request to anything but the anonymous paths without a valid credential gets a 401
-  `Status` and never reaches a handler; the authenticated user is in `scope["state"]["user"]`;
+  `Status` and never reaches a handler; the authenticated user is in
+  `scope["state"]["authenticated_user"]`, and the user the request runs as (the impersonated
+  one when `Impersonate-*` headers ask for it and it is allowed, apiserver/authn/impersonation.py)
+  in `scope["state"]["user"]`;
 - every request is parsed once into a `RequestInfo`, and authorized from it (resource
   requests by verb, group, resource, namespace and name; others by path) before any handler
   runs: a 403 `Status` in Kubernetes' words otherwise;
@@ -25,6 +28,7 @@ from starlette.requests import Request
 
 from apiserver.audit import AuditLog, header
 from apiserver.authn import ANONYMOUS_PATHS, Authenticator, UserInfo
+from apiserver.authn.impersonation import impersonate
 from apiserver.authn.x509 import client_certificate, user_from_certificate
 from apiserver.authz import Attributes, Authorizer, Decision, forbidden_message
 from apiserver.endpoints.handlers import ResourceHandler
@@ -99,7 +103,11 @@ class RequestPipeline:
                 user = self.authenticate(scope)
                 if user is None:
                     raise Unauthorized("Unauthorized")
-                scope.setdefault("state", {})["user"] = user
+                state = scope.setdefault("state", {})
+                state["authenticated_user"] = state["user"] = user
+                acting = impersonate(user, scope["headers"], self.authorizer)
+                if acting is not None:
+                    state["user"] = user = acting
                 self.authorize(user, info)
             if not info.is_resource_request:
                 await self.routes(scope, receive, send)
@@ -138,8 +146,10 @@ class RequestPipeline:
         self.metrics.observe(verb=str(scope.get("method")), resource=resource, code=code,
                              seconds=time.monotonic() - start)
         if self.audit is not None:
-            client = scope.get("client")
+            client, state = scope.get("client"), scope.get("state") or {}
+            authenticated, acting = state.get("authenticated_user"), state.get("user")
             self.audit.record(info=info, query=scope.get("query_string", b"").decode("latin-1"),
-                              user=(scope.get("state") or {}).get("user"), code=code,
+                              user=authenticated, impersonated_user=acting if acting is not authenticated else None,
+                              code=code,
                               source_ip=client[0] if client else None, user_agent=header(scope, b"user-agent"),
                               received=received, completed=time.time())

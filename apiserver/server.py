@@ -23,7 +23,6 @@ from apiserver.audit import AuditLog
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.authn.authenticator import Authenticator
 from apiserver.authn.serviceaccount import ServiceAccountAuthenticator, TokenSigner, load_or_generate_key
-from apiserver.authz import Authorizer
 from apiserver.authz.bootstrap import bootstrap_policy
 from apiserver.authz.factory import new_authorizer
 from apiserver.config import ApiServerConfig
@@ -36,7 +35,13 @@ from apiserver.registry.builtin import install_builtin
 from apiserver.registry.compactor import compact_periodically
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
-from apiserver.registry.rest import LogStorage, SelfSubjectAccessReviewStorage
+from apiserver.registry.rest import (
+    LogStorage,
+    SelfSubjectAccessReviewStorage,
+    SelfSubjectReviewStorage,
+    SelfSubjectRulesReviewStorage,
+)
+from apiserver.registry.rest import Storage as RestStorage
 from apiserver.registry.watch_cache import WatchCache
 from apiserver.storage import Etcd3Storage
 from apiserver.storage.interface import Storage
@@ -164,10 +169,13 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                 cache = WatchCache(store, served.store.prefix(None), served.store.decode)
                 served.store.enable_watch_cache(cache)
                 caches.append(cache)
-    authorizer: Authorizer = new_authorizer(config.authorization_mode, registry)
+    authorizer = new_authorizer(config.authorization_mode, registry)
+    reviews: dict[str, RestStorage] = {"SelfSubjectAccessReview": SelfSubjectAccessReviewStorage(authorizer),
+                                    "SelfSubjectRulesReview": SelfSubjectRulesReviewStorage(authorizer),
+                                    "SelfSubjectReview": SelfSubjectReviewStorage()}
     for info in RESOURCES:
         if info.kind in VIRTUAL_KINDS:
-            registry.add(ServedResource(info, SelfSubjectAccessReviewStorage(authorizer)))
+            registry.add(ServedResource(info, reviews[info.kind]))
     admission: AdmissionChain = default_admission(registry, admission_plugins)
     metrics = Metrics()
     handler = ResourceHandler(registry, admission, max_request_bytes=config.max_request_bytes,

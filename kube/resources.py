@@ -86,10 +86,14 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False, ("pc",)),
     ResourceInfo("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
                  "selfsubjectaccessreview", False, verbs=("create",)),
+    ResourceInfo("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
+                 "selfsubjectrulesreview", False, verbs=("create",)),
+    ResourceInfo("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview",
+                 False, verbs=("create",)),
 )
 
 # Kinds that are answered, never stored (reviews): the handler computes their status.
-VIRTUAL_KINDS = frozenset({"SelfSubjectAccessReview"})
+VIRTUAL_KINDS = frozenset({"SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview"})
 
 _BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}
 _BY_PLURAL = {(r.group, r.plural): r for r in RESOURCES}

@@ -5,8 +5,9 @@ from apiserver.authn.authenticator import (
     Authenticator,
     UnionAuthenticator,
     UserInfo,
+    user_info_object,
 )
 from apiserver.authn.token_file import TokenFileAuthenticator, parse_token_file
 
 __all__ = ["ANONYMOUS_PATHS", "Authenticator", "TokenFileAuthenticator", "UnionAuthenticator", "UserInfo",
-           "parse_token_file"]
+           "parse_token_file", "user_info_object"]

@@ -10,18 +10,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
-__all__ = ["ANONYMOUS_PATHS", "Authenticator", "UnionAuthenticator", "UserInfo"]
+__all__ = ["ANONYMOUS_PATHS", "Authenticator", "UnionAuthenticator", "UserInfo", "user_info_object"]
 
 ANONYMOUS_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 
 
 @dataclass(frozen=True)
 class UserInfo:
+    """Who a request is made by, as upstream's user.Info: name, uid, groups and extra.
+
+    `extra` carries what an authenticator (or impersonation) adds beyond name and groups,
+    key to values (`authentication.kubernetes.io/pod-name`: (`web-0`,)); it takes no part
+    in hashing, so a UserInfo stays usable as a key.
+    """
+
     name: str
     uid: str = ""
     groups: tuple[str, ...] = field(default_factory=tuple)
+    extra: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+
+
+def user_info_object(user: UserInfo) -> dict[str, Any]:
+    """authentication.k8s.io/v1 UserInfo on the wire: username, then uid, groups and extra when set."""
+    out: dict[str, Any] = {"username": user.name}
+    if user.uid:
+        out["uid"] = user.uid
+    if user.groups:
+        out["groups"] = list(user.groups)
+    if user.extra:
+        out["extra"] = {k: list(v) for k, v in user.extra.items()}
+    return out
 
 
 class Authenticator(Protocol):

@@ -13,8 +13,10 @@ unexpired (60 s leeway, upstream's), it names our issuer and one of the API serv
 audiences, and the ServiceAccount (and the pod, for a bound token) still exists with the
 uid in the token, so a deleted and recreated account inherits no old tokens. Users get the
 groups `system:serviceaccounts`, `system:serviceaccounts:<namespace>` and
-`system:authenticated`. Signing and verifying go through PyJWT; a bad token is None, never
-an exception, so the pipeline answers 401.
+`system:authenticated`, and a pod-bound token's user the extra
+`authentication.kubernetes.io/pod-name` and `.../pod-uid`, as upstream. Signing and
+verifying go through PyJWT; a bad token is None, never an exception, so the pipeline
+answers 401.
 """
 
 from __future__ import annotations
@@ -167,7 +169,16 @@ class ServiceAccountAuthenticator:
                 and not _same_uid(self.pod_lookup(ns, str(pod.get("name"))), pod.get("uid")):
             return None
         return UserInfo(f"system:serviceaccount:{ns}:{name}", uid,
-                        ("system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"))
+                        ("system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"),
+                        _pod_extra(pod))
+
+
+def _pod_extra(pod: object) -> dict[str, tuple[str, ...]]:
+    """Upstream's user extra for a token bound to a pod: the pod's name and uid."""
+    if not isinstance(pod, dict) or not isinstance(pod.get("name"), str) or not isinstance(pod.get("uid"), str):
+        return {}
+    return {"authentication.kubernetes.io/pod-name": (pod["name"],),
+            "authentication.kubernetes.io/pod-uid": (pod["uid"],)}
 
 
 def _same_uid(obj: dict[str, Any] | None, uid: object) -> bool:

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from apiserver.authn import UserInfo
+from apiserver.authn.authenticator import UserInfo
+from apiserver.authz.rules import RuleSet, union_rules
+from kube.errors import Forbidden
 
-__all__ = ["Attributes", "Decision", "Authorizer", "UnionAuthorizer", "forbidden_message"]
+__all__ = ["Attributes", "Decision", "Authorizer", "UnionAuthorizer", "forbidden_error", "forbidden_message"]
 
 
 class Decision(Enum):
@@ -61,6 +63,10 @@ class UnionAuthorizer:
                 reasons.append(reason)
         return Decision.NO_OPINION, "; ".join(reasons)
 
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """The rules of every authorizer that can list them, in order (see authz/rules.py)."""
+        return union_rules(self.authorizers, user, namespace)
+
 
 def forbidden_message(attrs: Attributes, reason: str = "") -> str:
     """Kubernetes' wording: `pods "x" is forbidden: User "u" cannot get resource "pods" in API group ""
@@ -69,11 +75,17 @@ def forbidden_message(attrs: Attributes, reason: str = "") -> str:
     if not attrs.resource_request:
         msg = f'forbidden: {user} cannot {attrs.verb} path "{attrs.path}"'
     else:
+        # The subject names the group and resource only; the subresource shows in `resource "pods/log"`.
         qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
-        if attrs.subresource:
-            qualified += f"/{attrs.subresource}" if not attrs.api_group else ""
         subject = f'{qualified} "{attrs.name}"' if attrs.name else qualified
         scope = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
         msg = (f'{subject} is forbidden: {user} cannot {attrs.verb} resource "{attrs.resource_with_sub}" in API '
                f'group "{attrs.api_group}" {scope}')
     return f"{msg}: {reason}" if reason else msg
+
+
+def forbidden_error(attrs: Attributes, reason: str = "") -> Forbidden:
+    """The 403 for refused attributes: Kubernetes' message, with details naming the resource asked for."""
+    details = {"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource} \
+        if attrs.resource_request else None
+    return Forbidden(forbidden_message(attrs, reason), details=details)

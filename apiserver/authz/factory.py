@@ -33,8 +33,11 @@ _MODES: dict[str, Callable[[ResourceRegistry], Authorizer]] = {
 }
 
 
-def new_authorizer(mode: str, registry: ResourceRegistry) -> Authorizer:
-    """The union of the named authorizers after the system:masters one; ValueError for an unknown mode."""
+def new_authorizer(mode: str, registry: ResourceRegistry) -> UnionAuthorizer:
+    """The union of the named authorizers after the system:masters one; ValueError for an unknown mode.
+
+    The union also resolves rules (`rules_for`, for SelfSubjectRulesReview) from its parts.
+    """
     chain: list[Authorizer] = [PrivilegedGroups("system:masters")]
     for name in (m.strip() for m in mode.split(",")):
         if name not in _MODES:

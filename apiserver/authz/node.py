@@ -8,6 +8,7 @@ Mirrors plugin/pkg/auth/authorizer/node, reduced to what picokube's kubelet need
   kube-node-lease; pods bound to it: status updates and deletes (the end of a graceful
   delete); events (create, patch, update);
 - anything else: no opinion (RBAC may still allow it); for another node's objects: deny.
+It lists no rules (SelfSubjectRulesReview): for a node the answer is incomplete, as upstream.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from apiserver.authn.authenticator import UserInfo
 from apiserver.authz.attributes import Attributes, Decision
+from apiserver.authz.rules import RuleSet
 
 __all__ = ["NodeAuthorizer", "node_name_of"]
 
@@ -25,8 +28,12 @@ _WRITE_SELF = frozenset({"create", "get", "list", "watch", "update", "patch"})
 
 
 def node_name_of(attrs: Attributes) -> str | None:
-    if "system:nodes" in attrs.user.groups and attrs.user.name.startswith("system:node:"):
-        return attrs.user.name[len("system:node:"):]
+    return _node_of(attrs.user)
+
+
+def _node_of(user: UserInfo) -> str | None:
+    if "system:nodes" in user.groups and user.name.startswith("system:node:"):
+        return user.name[len("system:node:"):]
     return None
 
 
@@ -62,6 +69,12 @@ class NodeAuthorizer:
     def __init__(self, *, pods_on_node: Callable[[str], Iterable[Obj]], pod: Callable[[str, str], Obj | None]) -> None:
         self.pods_on_node = pods_on_node
         self.pod = pod
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """Nothing to list: a node's permissions depend on its pods, so its rules are incomplete (upstream's)."""
+        if _node_of(user) is None:
+            return RuleSet()
+        return RuleSet(incomplete=True, errors=("node authorizer does not support user rule resolution",))
 
     def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
         node = node_name_of(attrs)

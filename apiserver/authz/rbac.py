@@ -6,14 +6,18 @@ a role with a rule covering the verb, API group, resource (with subresource, `*`
 any) and, when the rule lists them, the resource name. ClusterRoleBindings apply
 everywhere; RoleBindings only in their namespace, and may refer to a ClusterRole. Rules
 for non-resource URLs match paths (`/healthz`, a trailing `*` is a prefix). RBAC never
-denies: no matching rule is "no opinion", and the union answers 403.
+denies: no matching rule is "no opinion", and the union answers 403. `rules_for` lists the
+rules that apply to a user in a namespace (SelfSubjectRulesReview), as upstream's
+DefaultRuleResolver.RulesFor: the cluster bindings' roles, then the namespace's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from apiserver.authn.authenticator import UserInfo
 from apiserver.authz.attributes import Attributes, Decision
+from apiserver.authz.rules import RuleSet
 from apiserver.registry.lister import ObjectLister
 
 __all__ = ["RBACAuthorizer", "rule_allows"]
@@ -47,16 +51,28 @@ def rule_allows(rule: Obj, attrs: Attributes) -> bool:
     return not names or attrs.name in names
 
 
-def _subject_matches(subject: Obj, attrs: Attributes, binding_ns: str) -> bool:
+def _subject_matches(subject: Obj, user: UserInfo, binding_ns: str) -> bool:
     kind, name = subject.get("kind"), subject.get("name")
     if kind == "User":
-        return name == attrs.user.name
+        return name == user.name
     if kind == "Group":
-        return name in attrs.user.groups
+        return name in user.groups
     if kind == "ServiceAccount":
         ns = subject.get("namespace") or binding_ns
-        return attrs.user.name == f"system:serviceaccount:{ns}:{name}"
+        return user.name == f"system:serviceaccount:{ns}:{name}"
     return False
+
+
+def _applies_to(binding: Obj, user: UserInfo, ns: str) -> bool:
+    return any(_subject_matches(s, user, ns) for s in binding.get("subjects") or [])
+
+
+def _resource_rule(rule: Obj) -> Obj:
+    out: Obj = {"verbs": list(rule.get("verbs") or [])}
+    for key in ("apiGroups", "resources", "resourceNames"):
+        if rule.get(key):
+            out[key] = list(rule[key])
+    return out
 
 
 class RBACAuthorizer:
@@ -71,14 +87,17 @@ class RBACAuthorizer:
         self.roles, self.cluster_roles = roles, cluster_roles
         self.role_bindings, self.cluster_role_bindings = role_bindings, cluster_role_bindings
 
-    def _role_rules(self, ref: Obj, namespace: str) -> list[Obj]:
+    def _role(self, ref: Obj, namespace: str) -> Obj | None:
         name = str(ref.get("name") or "")
-        role = self.cluster_roles.get(None, name) if ref.get("kind") == "ClusterRole" else \
-            self.roles.get(namespace, name) if namespace else None
-        return list((role or {}).get("rules") or [])
+        if ref.get("kind") == "ClusterRole":
+            return self.cluster_roles.get(None, name)
+        return self.roles.get(namespace, name) if namespace else None
+
+    def _role_rules(self, ref: Obj, namespace: str) -> list[Obj]:
+        return list((self._role(ref, namespace) or {}).get("rules") or [])
 
     def _grants(self, binding: Obj, attrs: Attributes, ns: str) -> bool:
-        return any(_subject_matches(s, attrs, ns) for s in binding.get("subjects") or []) and \
+        return _applies_to(binding, attrs.user, ns) and \
             any(rule_allows(r, attrs) for r in self._role_rules(binding.get("roleRef") or {}, ns))
 
     def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
@@ -88,3 +107,32 @@ class RBACAuthorizer:
                                    for b in self.role_bindings.iter(attrs.namespace)):
             return Decision.ALLOW, ""
         return Decision.NO_OPINION, ""
+
+    def _bound_rules(self, user: UserInfo, namespace: str) -> tuple[list[Obj], list[str]]:
+        """Every rule of every role bound to `user` (cluster bindings, then `namespace`'s), and the
+        missing roles as upstream's NotFound messages."""
+        rules: list[Obj] = []
+        errors: list[str] = []
+        bindings = [(b, "") for b in self.cluster_role_bindings.iter()]
+        if namespace:
+            bindings += [(b, namespace) for b in self.role_bindings.iter(namespace)]
+        for binding, ns in bindings:
+            if not _applies_to(binding, user, ns):
+                continue
+            ref = binding.get("roleRef") or {}
+            role = self._role(ref, ns)
+            if role is None:
+                kind = "clusterrole" if ref.get("kind") == "ClusterRole" else "role"
+                errors.append(f'{kind}.rbac.authorization.k8s.io "{ref.get("name") or ""}" not found')
+                continue
+            rules += role.get("rules") or []
+        return rules, errors
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """The rules RBAC grants `user` in `namespace`: never incomplete, missing roles as errors."""
+        rules, errors = self._bound_rules(user, namespace)
+        return RuleSet(resource_rules=tuple(_resource_rule(r) for r in rules if r.get("resources")),
+                       non_resource_rules=tuple({"verbs": list(r.get("verbs") or []),
+                                                 "nonResourceURLs": list(r["nonResourceURLs"])}
+                                                for r in rules if r.get("nonResourceURLs")),
+                       errors=tuple(errors))

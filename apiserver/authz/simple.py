@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from apiserver.authn.authenticator import UserInfo
 from apiserver.authz.attributes import Attributes, Decision
+from apiserver.authz.rules import RuleSet
 
 __all__ = ["PrivilegedGroups", "AlwaysAllow"]
 
@@ -11,7 +13,8 @@ class PrivilegedGroups:
     """Allows everything to members of the given groups; no opinion on anyone else.
 
     kube-apiserver puts this first for system:masters, so that group is never denied, not
-    even before the bootstrap policy has reached the RBAC authorizer's cache.
+    even before the bootstrap policy has reached the RBAC authorizer's cache. Like upstream's
+    it lists no rules: system:masters' rules come from its cluster-admin binding.
     """
 
     def __init__(self, *groups: str) -> None:
@@ -26,3 +29,8 @@ class PrivilegedGroups:
 class AlwaysAllow:
     def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
         return Decision.ALLOW, ""
+
+    def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
+        """Everything, on every resource and path."""
+        return RuleSet(resource_rules=({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},),
+                       non_resource_rules=({"verbs": ["*"], "nonResourceURLs": ["*"]},))

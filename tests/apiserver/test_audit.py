@@ -58,3 +58,23 @@ def test_requests_are_audited_without_secrets(audited: tuple[ApiServerHarness, P
     assert denied["user"]["username"] == "system:anonymous"
     text = log.read_text()
     assert token not in text and "hunter2" not in text and "aHVudGVyMi" not in text
+
+
+def test_impersonation_is_audited_with_both_users(audited: tuple[ApiServerHarness, Path]) -> None:
+    api, log = audited
+    ctx = ssl.create_default_context(cafile=str(api.pki.ca_cert))
+    with httpx.Client(base_url=api.server, verify=ctx, headers={"Authorization": f"Bearer {api.token('admin')}",
+                                                                  "User-Agent": "audit-impersonation/1"}) as c:
+        resp = c.get("/api/v1/namespaces/default/configmaps",
+                     headers=[("Impersonate-User", "jane"), ("Impersonate-Group", "developers"),
+                              ("Impersonate-Extra-Scopes", "view")])
+        assert resp.status_code == 403
+
+    def written() -> list[dict[str, Any]]:
+        return [e for e in events(log) if e.get("userAgent") == "audit-impersonation/1"]
+
+    event = eventually_sync(lambda: next(iter(written()), None), timeout=10, message="the audit event")
+    assert event["user"]["username"] == "admin" and "system:masters" in event["user"]["groups"]
+    assert event["impersonatedUser"] == {"username": "jane", "groups": ["developers", "system:authenticated"],
+                                         "extra": {"scopes": ["view"]}}
+    assert event["responseStatus"]["code"] == 403

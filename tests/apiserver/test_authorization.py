@@ -108,6 +108,11 @@ def test_forbidden_wording(api: ApiServerHarness, world: dict[str, str]) -> None
         msg = c.get("/api/v1/namespaces/default/pods").json()["message"]
     assert msg == ('pods is forbidden: User "system:serviceaccount:authz:reader" cannot list resource "pods" in '
                    'API group "" in the namespace "default"')
+    with http(api, world["sa"]) as c:
+        log = c.get(f"/api/v1/namespaces/{NS}/pods/on-1/log").json()
+    # The subject is the resource; the subresource shows in the resource asked for, as upstream words it.
+    assert log["message"] == ('pods "on-1" is forbidden: User "system:serviceaccount:authz:reader" cannot get resource '
+                              f'"pods/log" in API group "" in the namespace "{NS}"')
 
 
 def test_a_deleted_service_account_token_stops_working(api: ApiServerHarness) -> None:

@@ -121,7 +121,12 @@ def test_a_recreated_account_or_a_deleted_pod_ends_the_token() -> None:
     assert ServiceAccountAuthenticator(signer, lambda ns, name: None).authenticate(bearer(token)) is None
     pods: dict[str, Any] = {"web-0": {"metadata": {"uid": "pod-uid"}}}
     authn = ServiceAccountAuthenticator(signer, lambda ns, name: ACCOUNT, pod_lookup=lambda ns, name: pods.get(name))
-    assert authn.authenticate(bearer(token)) is not None
+    user = authn.authenticate(bearer(token))
+    assert user is not None and user.extra == {"authentication.kubernetes.io/pod-name": ("web-0",),
+                                               "authentication.kubernetes.io/pod-uid": ("pod-uid",)}
+    unbound = ServiceAccountAuthenticator(signer, lambda ns, name: ACCOUNT).authenticate(
+        bearer(issue(signer, now=None)))
+    assert unbound is not None and unbound.extra == {}
     del pods["web-0"]
     assert authn.authenticate(bearer(token)) is None
 

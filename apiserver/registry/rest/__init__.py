@@ -20,11 +20,14 @@ from apiserver.registry.rest.interfaces import (
 )
 from apiserver.registry.rest.log import LogStorage
 from apiserver.registry.rest.resource import ResourceStorage
+from apiserver.registry.rest.rules_review import SelfSubjectRulesReviewStorage
 from apiserver.registry.rest.scale import ScaleStorage
+from apiserver.registry.rest.self_subject_review import SelfSubjectReviewStorage
 from apiserver.registry.rest.status import FinalizeStorage, StatusStorage
 from apiserver.registry.rest.token import TokenRequestStorage
 
 __all__ = ["BindingStorage", "CollectionDeleter", "Connecter", "Context", "Creater", "EvictionStorage",
            "FinalizeStorage", "GracefulDeleter", "Getter", "Kind", "Lister", "LogStorage", "ResourceStorage",
-           "ScaleStorage", "SelfSubjectAccessReviewStorage", "StatusStorage", "Storage", "TokenRequestStorage",
+           "ScaleStorage", "SelfSubjectAccessReviewStorage", "SelfSubjectReviewStorage",
+           "SelfSubjectRulesReviewStorage", "StatusStorage", "Storage", "TokenRequestStorage",
            "UpdateFunc", "Updater", "Watcher", "verbs_of"]
