@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from apiserver.admission.chain import AdmissionChain
@@ -46,7 +46,7 @@ from apiserver.registry.watch_cache import WatchCache
 from apiserver.storage import Etcd3Storage
 from apiserver.storage.interface import Storage
 from kube.errors import ApiError
-from kube.resources import RESOURCES, VIRTUAL_KINDS
+from kube.resources import RESOURCES, VIRTUAL_KINDS, ResourceInfo
 
 __all__ = ["ApiServer", "assemble"]
 
@@ -170,12 +170,13 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                 served.store.enable_watch_cache(cache)
                 caches.append(cache)
     authorizer = new_authorizer(config.authorization_mode, registry)
-    reviews: dict[str, RestStorage] = {"SelfSubjectAccessReview": SelfSubjectAccessReviewStorage(authorizer),
-                                    "SelfSubjectRulesReview": SelfSubjectRulesReviewStorage(authorizer),
-                                    "SelfSubjectReview": SelfSubjectReviewStorage()}
+    reviews: dict[str, Callable[[ResourceInfo], RestStorage]] = {
+        "SelfSubjectAccessReview": lambda _: SelfSubjectAccessReviewStorage(authorizer),
+        "SelfSubjectRulesReview": lambda _: SelfSubjectRulesReviewStorage(authorizer),
+        "SelfSubjectReview": lambda info: SelfSubjectReviewStorage(info.version)}
     for info in RESOURCES:
         if info.kind in VIRTUAL_KINDS:
-            registry.add(ServedResource(info, reviews[info.kind]))
+            registry.add(ServedResource(info, reviews[info.kind](info)))
     admission: AdmissionChain = default_admission(registry, admission_plugins)
     metrics = Metrics()
     handler = ResourceHandler(registry, admission, max_request_bytes=config.max_request_bytes,

@@ -88,8 +88,10 @@ RESOURCES: tuple[ResourceInfo, ...] = (
                  "selfsubjectaccessreview", False, verbs=("create",)),
     ResourceInfo("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
                  "selfsubjectrulesreview", False, verbs=("create",)),
-    ResourceInfo("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", "selfsubjectreview",
-                 False, verbs=("create",)),
+    # kubectl 1.27 asks `auth whoami` of v1alpha1/v1beta1 only; the older versions come first so
+    # that lookups by plural (the last entry wins) find v1.
+    *(ResourceInfo("authentication.k8s.io", version, "SelfSubjectReview", "selfsubjectreviews",
+                   "selfsubjectreview", False, verbs=("create",)) for version in ("v1alpha1", "v1beta1", "v1")),
 )
 
 # Kinds that are answered, never stored (reviews): the handler computes their status.

@@ -33,11 +33,14 @@ def api_versions(server_address: str) -> dict[str, Any]:
 
 
 def api_group_list(registry: ResourceRegistry) -> dict[str, Any]:
-    items = []
-    for group, version in registry.group_versions():
-        gv = {"groupVersion": f"{group}/{version}", "version": version}
-        items.append({"name": group, "versions": [gv], "preferredVersion": gv})
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": items}
+    return {"kind": "APIGroupList", "apiVersion": "v1",
+            "groups": [api_group(group, versions) for group, versions in registry.groups()]}
+
+
+def api_group(group: str, versions: list[str]) -> dict[str, Any]:
+    """One APIGroup's body: its versions, the preferred (first) one as preferredVersion."""
+    gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+    return {"name": group, "versions": gvs, "preferredVersion": gvs[0]}
 
 
 def _subresources(served: ServedResource) -> list[tuple[str, Kind, list[str]]]:
@@ -104,10 +107,10 @@ def _aggregated_entry(s: ServedResource) -> dict[str, Any]:
 def aggregated_discovery(registry: ResourceRegistry, *, legacy: bool, version: str) -> dict[str, Any]:
     """The APIGroupDiscoveryList for /api (legacy=True) or /apis."""
     items = []
-    wanted = [("", "v1")] if legacy else registry.group_versions()
-    for group, gv in wanted:
-        resources = [_aggregated_entry(s) for s in _served(registry, group, gv)]
-        items.append({"metadata": {"name": group}, "versions": [{"version": gv, "freshness": "Current",
-                                                                  "resources": resources}]})
+    wanted = [("", ["v1"])] if legacy else registry.groups()
+    for group, versions in wanted:
+        items.append({"metadata": {"name": group}, "versions": [
+            {"version": v, "freshness": "Current",
+             "resources": [_aggregated_entry(s) for s in _served(registry, group, v)]} for v in versions]})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": f"apidiscovery.k8s.io/{version}", "metadata": {},
             "items": items}

@@ -16,6 +16,7 @@ from apiserver.registry.generic import RegistryStore
 from apiserver.registry.lister import CacheLister
 from apiserver.registry.rest.interfaces import Storage
 from kube.resources import ResourceInfo
+from kube.versions import sort_versions
 
 __all__ = ["ServedResource", "ResourceRegistry"]
 
@@ -63,6 +64,13 @@ class ResourceRegistry:
             if s.info.group and gv not in seen:
                 seen.append(gv)
         return seen
+
+    def groups(self) -> list[tuple[str, list[str]]]:
+        """Named groups in registration order, each with its versions, the preferred one first."""
+        versions: dict[str, list[str]] = {}
+        for group, version in self.group_versions():
+            versions.setdefault(group, []).append(version)
+        return [(group, sort_versions(vs)) for group, vs in versions.items()]
 
     def store(self, plural: str, group: str = "") -> RegistryStore:
         """The generic store of a stored built-in resource; KeyError when there is none."""

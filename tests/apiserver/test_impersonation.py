@@ -9,7 +9,6 @@ commands run with kubectl 1.30 and 1.31.
 
 from __future__ import annotations
 
-import shutil
 import ssl
 import subprocess
 from collections.abc import Iterator
@@ -21,10 +20,11 @@ import pytest
 
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually_sync
+from kube.testing.kubectl import sdk_bin
 
 NS = "imp"
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
-SDK_BIN = Path(shutil.which("kubectl") or "/usr/bin/kubectl").resolve().parent
+SDK_BIN = sdk_bin()
 JSON_KUBECTLS = [v for v in ("kubectl.1.30", "kubectl.1.31") if (SDK_BIN / v).exists()]
 SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 SSRR = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.kubectl import sdk_bin
 
-SDK_BIN = Path(shutil.which("kubectl") or "/usr/bin/kubectl").resolve().parent
+SDK_BIN = sdk_bin()
 VERSIONS = [v for v in ("kubectl", "kubectl.1.27", "kubectl.1.33") if (SDK_BIN / v).exists() or shutil.which(v)]
 
 DEPLOY = """\

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.kubectl import sdk_bin
 
-SDK_BIN = Path(shutil.which("kubectl") or "/usr/bin/kubectl").resolve().parent
+SDK_BIN = sdk_bin()
 KUBECTL = SDK_BIN / "kubectl.1.33"
 
 pytestmark = pytest.mark.skipif(not KUBECTL.exists(), reason="kubectl 1.33 is not installed")

@@ -4,7 +4,6 @@ real kubectl prints from it, plus the built-in PriorityClasses the server create
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,8 +14,9 @@ import pytest
 
 from apiserver.endpoints.tables import to_table
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.kubectl import sdk_bin
 
-SDK_BIN = Path(shutil.which("kubectl") or "/usr/bin/kubectl").resolve().parent
+SDK_BIN = sdk_bin()
 VERSIONS = [v for v in ("kubectl", "kubectl.1.27", "kubectl.1.33") if (SDK_BIN / v).exists()]
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 NS = "tables"

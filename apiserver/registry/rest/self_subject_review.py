@@ -16,7 +16,10 @@ __all__ = ["SelfSubjectReviewStorage"]
 
 
 class SelfSubjectReviewStorage:
-    kind = Kind("authentication.k8s.io", "v1", "SelfSubjectReview")
+    """Served in v1 and, for older clients, v1beta1 and v1alpha1: the same answer in each."""
+
+    def __init__(self, version: str = "v1") -> None:
+        self.kind = Kind("authentication.k8s.io", version, "SelfSubjectReview")
 
     async def create(self, ctx: Context, name: str | None, obj: Obj) -> Obj:
         return {"kind": self.kind.kind, "apiVersion": self.kind.api_version,
