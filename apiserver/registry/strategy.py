@@ -127,6 +127,7 @@ class Strategy:
                 new.pop("status", None)
             # Status writers may change labels and annotations only through the main resource.
             new["metadata"]["resourceVersion"] = meta.get("resourceVersion")
+            apply_defaults(self.info.kind, new)  # status has defaults too (a node's allocatable)
             return
         apply_defaults(self.info.kind, new)
         if self.info.has_status:
