@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from apiserver.validation.encoding import base64_error
+
 __all__ = ["definitions", "definition_for_gvk", "SchemaNode", "node_for_gvk", "prune_unknown_fields"]
 
 _PATH = Path(__file__).with_name("schemas.json")
@@ -132,7 +134,8 @@ def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
     """Where `obj` has a JSON type its schema position cannot decode, in Go's json wording.
 
     null is always accepted (it decodes to the zero value); quantities and int-or-string
-    fields take strings and numbers; an integer field takes only whole numbers.
+    fields take strings and numbers; an integer field takes only whole numbers; a `byte`
+    string must be standard base64.
     """
     if obj is None or not node.known:
         return []
@@ -142,6 +145,8 @@ def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
         bad = None if isinstance(obj, (int, str)) and not isinstance(obj, bool) else "string"
     elif t == "string":
         bad = None if isinstance(obj, str) or _is_quantity_number(obj, node) else "string"
+        if bad is None and fmt == "byte" and isinstance(obj, str) and (problem := base64_error(obj)):
+            return [problem]  # a []byte field: Go decodes it as base64 and fails the whole body
     elif t == "integer":
         ok = isinstance(obj, int) and not isinstance(obj, bool) or (isinstance(obj, float) and obj.is_integer())
         bad = None if ok else ("int64" if fmt == "int64" else "int32" if fmt == "int32" else "int")

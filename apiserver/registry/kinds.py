@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from kube.errors import FieldError
@@ -12,8 +11,12 @@ from kube.resources import RESOURCES, ResourceInfo
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.workload_validation import validate_deployment_spec
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
+from apiserver.validation.field import go_label_selector, invalid
+from apiserver.validation.config_data import (merge_string_data, validate_config_map, validate_config_map_update,
+                                              validate_secret, validate_secret_update)
 
-__all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy"]
+__all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy", "SecretStrategy",
+           "ConfigMapStrategy"]
 
 
 def _mapping(container: Obj, field: str) -> dict[str, Any] | None:
@@ -124,10 +127,11 @@ class WorkloadStrategy(Strategy):
         if not isinstance(spec, dict):
             return errs + [FieldError("spec", "Required value", reason="FieldValueRequired")]
         replicas = spec.get("replicas")
-        if replicas is not None and (not isinstance(replicas, int) or replicas < 0):
-            errs.append(FieldError("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0"))
+        if isinstance(replicas, int) and replicas < 0:
+            errs.append(invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
         selector = spec.get("selector")
-        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+        template_value = spec.get("template")
+        template: Obj = template_value if isinstance(template_value, dict) else {}
         if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
             errs.append(FieldError("spec.selector", "Required value", reason="FieldValueRequired"))
         else:
@@ -135,8 +139,8 @@ class WorkloadStrategy(Strategy):
                 sel = selector_from_label_selector(selector)
                 labels = (template.get("metadata") or {}).get("labels") or {}
                 if not sel.matches(labels):
-                    errs.append(FieldError("spec.template.metadata.labels",
-                                           f"Invalid value: {labels!r}: `selector` does not match template `labels`"))
+                    errs.append(invalid("spec.template.metadata.labels", labels,
+                                        "`selector` does not match template `labels`"))
             except (ValueError, KeyError, TypeError) as e:
                 errs.append(FieldError("spec.selector", f"Invalid value: {e}"))
         tspec = template.get("spec")
@@ -153,8 +157,38 @@ class WorkloadStrategy(Strategy):
         if self.info.kind == "Deployment" or self.info.kind == "ReplicaSet":
             old_sel, new_sel = (old.get("spec") or {}).get("selector"), (new.get("spec") or {}).get("selector")
             if old_sel is not None and new_sel != old_sel:
-                errs.append(FieldError("spec.selector", f"Invalid value: {json.dumps(new_sel)}: field is immutable"))
+                errs.append(FieldError("spec.selector", f"Invalid value: {go_label_selector(new_sel)}: field is immutable"))
         return errs
+
+
+class SecretStrategy(Strategy):
+    """Secrets: `stringData` is folded into `data` before anything reads the object; type defaults to Opaque."""
+
+    selectable_fields = {"type": "type"}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        merge_string_data(obj)
+        super().prepare_for_create(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj, *, subresource: str | None) -> None:
+        merge_string_data(new)
+        super().prepare_for_update(new, old, subresource=subresource)
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_secret(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate(new) + validate_secret_update(new, old)
+
+
+class ConfigMapStrategy(Strategy):
+    """ConfigMaps: valid keys, at most 1 MiB of data, frozen once immutable."""
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        return super().validate(obj) + validate_config_map(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate(new) + validate_config_map_update(new, old)
 
 
 class RBACStrategy(Strategy):
@@ -175,7 +209,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "Pod": PodStrategy, "Namespace": NamespaceStrategy, "Node": NodeStrategy, "Event": EventStrategy,
         "Deployment": WorkloadStrategy, "ReplicaSet": WorkloadStrategy,
         "Role": RBACStrategy, "ClusterRole": RBACStrategy, "RoleBinding": RBACStrategy,
-        "ClusterRoleBinding": RBACStrategy,
+        "ClusterRoleBinding": RBACStrategy, "Secret": SecretStrategy, "ConfigMap": ConfigMapStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 
