@@ -44,15 +44,15 @@ class PodStrategy(Strategy):
             qos = "BestEffort"  # malformed quantities: validation reports them
         obj["status"] = {"phase": "Pending", "qosClass": qos}
 
-    def validate(self, obj: Obj) -> list[FieldError]:
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
         errs = validate_object_meta(obj, namespaced=True)
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return errs + [FieldError("spec", "Required value", reason="FieldValueRequired")]
         return errs + validate_pod_spec(spec, "spec")
 
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = self.validate(new)
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = self.validate_kind(new)
         return errs + validate_pod_spec_update(new, old)
 
     def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
@@ -75,7 +75,7 @@ class NamespaceStrategy(Strategy):
         super().prepare_for_create(obj)
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
 
-    def validate(self, obj: Obj) -> list[FieldError]:
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
         return validate_object_meta(obj, namespaced=False, label_name=True)
 
     def holds_deletion(self, obj: Obj) -> bool:
@@ -119,7 +119,7 @@ class WorkloadStrategy(Strategy):
     def default_status(self, obj: Obj) -> None:
         obj["status"] = {}
 
-    def validate(self, obj: Obj) -> list[FieldError]:
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
         from kube.selectors import selector_from_label_selector
 
         errs = validate_object_meta(obj, namespaced=True)
@@ -152,8 +152,8 @@ class WorkloadStrategy(Strategy):
             errs += validate_deployment_spec(spec)
         return errs
 
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = self.validate(new)
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = self.validate_kind(new)
         if self.info.kind == "Deployment" or self.info.kind == "ReplicaSet":
             old_sel, new_sel = (old.get("spec") or {}).get("selector"), (new.get("spec") or {}).get("selector")
             if old_sel is not None and new_sel != old_sel:
@@ -174,27 +174,27 @@ class SecretStrategy(Strategy):
         merge_string_data(new)
         super().prepare_for_update(new, old, subresource=subresource)
 
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_secret(obj)
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
+        return super().validate_kind(obj) + validate_secret(obj)
 
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate(new) + validate_secret_update(new, old)
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_kind(new) + validate_secret_update(new, old)
 
 
 class ConfigMapStrategy(Strategy):
     """ConfigMaps: valid keys, at most 1 MiB of data, frozen once immutable."""
 
-    def validate(self, obj: Obj) -> list[FieldError]:
-        return super().validate(obj) + validate_config_map(obj)
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
+        return super().validate_kind(obj) + validate_config_map(obj)
 
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return super().validate(new) + validate_config_map_update(new, old)
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_kind(new) + validate_config_map_update(new, old)
 
 
 class RBACStrategy(Strategy):
     """RBAC objects are named by path segment (`system:kube-scheduler`), not DNS subdomain."""
 
-    def validate(self, obj: Obj) -> list[FieldError]:
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
         name = (obj.get("metadata") or {}).get("name")
         if not name:
             return [FieldError("metadata.name", "Required value: name or generateName is required",

@@ -31,6 +31,12 @@ _VOLUME_SOURCES = frozenset({
 })
 
 
+def _set(obj: Obj, key: str, value: Any) -> None:
+    """Default a string field: Go cannot tell an empty string from a missing one."""
+    if obj.get(key) in (None, ""):
+        obj[key] = value
+
+
 def _dicts(value: Any) -> list[Obj]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
@@ -52,8 +58,8 @@ def image_pull_policy(image: Any) -> str:
 def _default_http_get(handler: Obj | None) -> None:
     http_get = _dict(handler, "httpGet") if handler is not None else None
     if http_get is not None:
-        http_get.setdefault("path", "/")
-        http_get.setdefault("scheme", "HTTP")
+        _set(http_get, "path", "/")
+        _set(http_get, "scheme", "HTTP")
 
 
 def _default_probe(probe: Obj) -> None:
@@ -68,16 +74,16 @@ def _default_env(container: Obj) -> None:
         source = _dict(env, "valueFrom")
         field_ref = _dict(source, "fieldRef") if source is not None else None
         if field_ref is not None:
-            field_ref.setdefault("apiVersion", "v1")
+            _set(field_ref, "apiVersion", "v1")
 
 
 def _default_container(c: Obj) -> None:
-    c.setdefault("imagePullPolicy", image_pull_policy(c.get("image")))
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
+    _set(c, "imagePullPolicy", image_pull_policy(c.get("image")))
+    _set(c, "terminationMessagePath", "/dev/termination-log")
+    _set(c, "terminationMessagePolicy", "File")
     c.setdefault("resources", {})
     for port in _dicts(c.get("ports")):
-        port.setdefault("protocol", "TCP")
+        _set(port, "protocol", "TCP")
     for name in _PROBES:
         if (probe := _dict(c, name)) is not None:
             _default_probe(probe)
@@ -95,7 +101,7 @@ def _default_projection(projected: Obj) -> None:
         if (downward := _dict(source, "downwardAPI")) is not None:
             for item in _dicts(downward.get("items")):
                 if (field_ref := _dict(item, "fieldRef")) is not None:
-                    field_ref.setdefault("apiVersion", "v1")
+                    _set(field_ref, "apiVersion", "v1")
 
 
 def _default_volume(volume: Obj) -> None:
@@ -107,7 +113,7 @@ def _default_volume(volume: Obj) -> None:
     if (downward := _dict(volume, "downwardAPI")) is not None:
         for item in _dicts(downward.get("items")):
             if (field_ref := _dict(item, "fieldRef")) is not None:
-                field_ref.setdefault("apiVersion", "v1")
+                _set(field_ref, "apiVersion", "v1")
     if (projected := _dict(volume, "projected")) is not None:
         _default_projection(projected)
     if (host_path := _dict(volume, "hostPath")) is not None:
@@ -116,10 +122,10 @@ def _default_volume(volume: Obj) -> None:
 
 def default_pod_spec(spec: Obj) -> None:
     """SetDefaults_PodSpec and everything nested in it, for a pod or a pod template's spec."""
-    spec.setdefault("restartPolicy", "Always")
+    _set(spec, "restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
+    _set(spec, "dnsPolicy", "ClusterFirst")
+    _set(spec, "schedulerName", "default-scheduler")
     spec.setdefault("securityContext", {})
     for field in _CONTAINER_FIELDS:
         for container in _dicts(spec.get(field)):
