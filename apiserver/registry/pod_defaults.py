@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["default_pod_spec", "default_pod_only", "image_pull_policy"]
+__all__ = ["default_pod_only", "default_pod_spec", "image_pull_policy"]
 
 Obj = dict[str, Any]
 

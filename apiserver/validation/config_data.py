@@ -15,11 +15,17 @@ import binascii
 import re
 from typing import Any
 
-from kube.errors import FieldError
 from apiserver.validation.field import forbidden, invalid, required, too_long
+from kube.errors import FieldError
 
-__all__ = ["merge_string_data", "validate_secret", "validate_secret_update", "validate_config_map",
-           "validate_config_map_update", "MAX_DATA_BYTES"]
+__all__ = [
+    "MAX_DATA_BYTES",
+    "merge_string_data",
+    "validate_config_map",
+    "validate_config_map_update",
+    "validate_secret",
+    "validate_secret_update",
+]
 
 Obj = dict[str, Any]
 MAX_DATA_BYTES = 1024 * 1024

@@ -15,7 +15,7 @@ from typing import Any
 
 from kube.errors import FieldError
 
-__all__ = ["go_label_selector", "go_value", "go_quote", "invalid", "not_supported", "required", "duplicate", "forbidden", "too_long"]
+__all__ = ["duplicate", "forbidden", "go_label_selector", "go_quote", "go_value", "invalid", "not_supported", "required", "too_long"]
 
 
 def go_quote(text: str) -> str:

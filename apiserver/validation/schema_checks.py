@@ -19,12 +19,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from kube.errors import FieldError
-from kube.quantity import parse_quantity
 from apiserver.openapi.schema import SchemaNode, definition_name
 from apiserver.validation.field import invalid, not_supported, required
+from kube.errors import FieldError
+from kube.quantity import parse_quantity
 
-__all__ = ["ENUMS", "schema_errors", "merge_errors", "QUANTITY_FORMAT_MSG"]
+__all__ = ["ENUMS", "QUANTITY_FORMAT_MSG", "merge_errors", "schema_errors"]
 
 Obj = dict[str, Any]
 
