@@ -40,6 +40,7 @@ from kubelet.cri.interface import (
     RuntimeService,
     SandboxState,
 )
+from kubelet.hostname import pod_hostname
 from kubelet.status import ContainerView
 
 __all__ = ["BACKOFF_INITIAL", "BACKOFF_MAX", "PodSyncer", "SyncResult"]
@@ -72,8 +73,13 @@ def _sandbox_config(pod: Pod, attempt: int) -> PodSandboxConfig:
                                   host_ip=p.host_ip or "")
                   for c in pod.spec.containers for p in c.ports or [] if p.host_port)
     return PodSandboxConfig(name=str(meta.name), namespace=str(meta.namespace), uid=str(meta.uid), attempt=attempt,
-                            hostname=str(meta.name), labels=labels, host_network=bool(pod.spec.host_network),
-                            port_mappings=ports)
+                            hostname=pod_hostname(str(meta.name), _spec_hostname(pod)), labels=labels,
+                            host_network=bool(pod.spec.host_network), port_mappings=ports)
+
+
+def _spec_hostname(pod: Pod) -> str | None:
+    value = (pod.spec.model_extra or {}).get("hostname")
+    return value if isinstance(value, str) and value else None
 
 
 _FIELD_REFS = {

@@ -108,7 +108,13 @@ def check_unknown_fields(request: Request, kind: Kind, obj: Obj) -> list[str]:
     if mode == "Strict":
         raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: '
                          f"strict decoding error: {', '.join(messages)}")
-    return [m.replace('"', '\\"') for m in messages]
+    return [_header_safe(m) for m in messages]
+
+
+def _header_safe(text: str) -> str:
+    """Text for a quoted Warning header value: quotes and backslashes escaped, control characters as Go's \\xNN."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"')
+    return "".join(ch if " " <= ch != "\x7f" else f"\\x{ord(ch):02x}" for ch in out)
 
 
 class BodyReader:

@@ -8,7 +8,8 @@ Every write records its manager (`?fieldManager=`, else the User-Agent's product
   becomes the live object merged with the applied configuration (list semantics from
   `x-kubernetes-list-type`), fields the manager applied before and dropped now are removed
   unless someone else owns them, and a field owned by another manager with a different value
-  is a 409 Conflict unless `force=true`, which takes the field over.
+  is a 409 Conflict unless `force=true`, which takes the field over. List items are keyed
+  with their defaulted key fields (see `listkeys`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver.fieldmanager.fieldpath import Path, field_set, from_fields_v1, get_at, remove_at, to_fields_v1
+from apiserver.fieldmanager.listkeys import fill_list_map_keys
 from apiserver.openapi.schema import SchemaNode
 from kube.errors import Conflict
 
@@ -144,7 +146,12 @@ def _merge(live: Any, applied: Any, node: SchemaNode, list_info: tuple[str, list
 
 def apply_config(live: Obj | None, applied: Obj, *, manager: str, force: bool, node: SchemaNode, api_version: str,
                  now: str, qualified: str) -> Obj:
-    """The object after `manager` applies `applied` to `live` (None: it does not exist yet)."""
+    """The object after `manager` applies `applied` to `live` (None: it does not exist yet).
+
+    List items are matched by their keys with defaulted key fields filled in, so applying the
+    same configuration again changes nothing.
+    """
+    applied = fill_list_map_keys(applied, node)
     entries = _entries(live)
     applied_fields = field_set(applied, node)
     conflicts: dict[str, list[Path]] = {}

@@ -17,7 +17,10 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["definitions", "definition_for_gvk", "SchemaNode", "node_for_gvk", "prune_unknown_fields"]
+from apiserver.validation.encoding import base64_error
+
+__all__ = ["definitions", "definition_for_gvk", "definition_name", "SchemaNode", "node_for_gvk",
+           "prune_unknown_fields"]
 
 _PATH = Path(__file__).with_name("schemas.json")
 
@@ -132,7 +135,9 @@ def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
     """Where `obj` has a JSON type its schema position cannot decode, in Go's json wording.
 
     null is always accepted (it decodes to the zero value); quantities and int-or-string
-    fields take strings and numbers; an integer field takes only whole numbers.
+    fields take strings and numbers; an integer field takes only whole numbers that fit its
+    Go type (int32 or int64, as Go's decoder refuses an overflow); a `byte` string must be
+    standard base64.
     """
     if obj is None or not node.known:
         return []
@@ -142,9 +147,13 @@ def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
         bad = None if isinstance(obj, (int, str)) and not isinstance(obj, bool) else "string"
     elif t == "string":
         bad = None if isinstance(obj, str) or _is_quantity_number(obj, node) else "string"
+        if bad is None and fmt == "byte" and isinstance(obj, str) and (problem := base64_error(obj)):
+            return [problem]  # a []byte field: Go decodes it as base64 and fails the whole body
     elif t == "integer":
         ok = (isinstance(obj, int) and not isinstance(obj, bool)) or (isinstance(obj, float) and obj.is_integer())
         bad = None if ok else ("int64" if fmt == "int64" else "int32" if fmt == "int32" else "int")
+        if bad is None and not _fits(int(obj), fmt):
+            return [f"json: cannot unmarshal number {int(obj)} into Go struct field {path} of type {fmt or 'int64'}"]
     elif t == "number":
         bad = None if isinstance(obj, (int, float)) and not isinstance(obj, bool) else "float64"
     elif t == "boolean":
@@ -163,6 +172,25 @@ def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
     if bad is None:
         return []
     return [f"json: cannot unmarshal {_JSON_NAMES.get(type(obj), 'value')} into Go struct field {path} of type {bad}"]
+
+
+_INT_BITS = {"int32": 32, "int64": 64}
+
+
+def _fits(value: int, fmt: Any) -> bool:
+    """Whether an integer fits the Go type behind `format` (int32, else int64)."""
+    bits = _INT_BITS.get(str(fmt), 64)
+    return -(1 << (bits - 1)) <= value < (1 << (bits - 1))
+
+
+def definition_name(node: SchemaNode) -> str | None:
+    """The definition a node was resolved from (`io.k8s.api.core.v1.Toleration`), None for inline schemas."""
+    return _definition_ids().get(id(node.schema))
+
+
+@lru_cache(maxsize=1)
+def _definition_ids() -> dict[int, str]:
+    return {id(schema): name for name, schema in definitions().items()}
 
 
 def _is_quantity_number(obj: Any, node: SchemaNode) -> bool:

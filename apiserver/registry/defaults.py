@@ -1,17 +1,22 @@
 """Server-side defaulting: the values Kubernetes fills in for fields a client left out.
 
-Mirrors the SetDefaults_* functions of k8s.io/kubernetes/pkg/apis/{core,apps}/v1 for the
-fields picokube's controllers and kubelet read, so a stored object always says what the
-cluster will do with it (`kubectl get -o yaml` shows `strategy.type: RollingUpdate`, a
-ReplicaSet's template shows `restartPolicy: Always`). Defaulting runs on every create and
-every update of the main resource, as upstream defaults every decoded body; fields of the
-wrong type are left alone for validation to report. Defaults never overwrite a value.
+Mirrors the SetDefaults_* functions (and the declarative `+default` markers) of
+k8s.io/kubernetes/pkg/apis/{core,apps,scheduling}/v1 for every kind served, so a stored
+object always says what the cluster will do with it (`kubectl get -o yaml` shows
+`strategy.type: RollingUpdate`, a probe's `periodSeconds: 10`, a Secret's `type: Opaque`)
+and two clients describing the same intent store the same object (a pod template's hash
+matches across a rollback). Pod specs are defaulted by `pod_defaults`. Defaulting runs on
+every create and every update of the main resource, as upstream defaults every decoded body;
+fields of the wrong type are left alone for validation to report. Defaults never overwrite
+a value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from apiserver.registry.pod_defaults import default_pod_only, default_pod_spec
 
 __all__ = ["apply_defaults", "default_pod_spec"]
 
@@ -24,37 +29,9 @@ def _child(parent: Obj, key: str) -> Obj | None:
     return value if isinstance(value, dict) else None
 
 
-def _image_pull_policy(image: Any) -> str:
-    """Always for `:latest` or an untagged image (by name, not digest), else IfNotPresent."""
-    text = str(image or "")
-    if "@" in text:
-        return "IfNotPresent"
-    last = text.rsplit("/", 1)[-1]
-    return "Always" if ":" not in last or last.endswith(":latest") else "IfNotPresent"
-
-
-def _default_container(c: Obj) -> None:
-    c.setdefault("imagePullPolicy", _image_pull_policy(c.get("image")))
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
-    for port in c.get("ports") or [] if isinstance(c.get("ports"), list) else []:
-        if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
-
-
-def default_pod_spec(spec: Obj) -> None:
-    """SetDefaults_PodSpec and SetDefaults_Container for a pod or a pod template's spec."""
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("enableServiceLinks", True)
-    for field in ("initContainers", "containers"):
-        containers = spec.get(field)
-        for c in containers if isinstance(containers, list) else []:
-            if isinstance(c, dict):
-                _default_container(c)
+def _spec(obj: Obj) -> Obj | None:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, dict) else None
 
 
 def _default_template(spec: Obj) -> None:
@@ -64,19 +41,19 @@ def _default_template(spec: Obj) -> None:
 
 
 def _default_pod(obj: Obj) -> None:
-    if isinstance(obj.get("spec"), dict):
-        default_pod_spec(obj["spec"])
+    if (spec := _spec(obj)) is not None:
+        default_pod_spec(spec)
+        default_pod_only(spec)
 
 
 def _default_replicaset(obj: Obj) -> None:
-    if not isinstance(spec := obj.get("spec"), dict):
-        return
-    spec.setdefault("replicas", 1)
-    _default_template(spec)
+    if (spec := _spec(obj)) is not None:
+        spec.setdefault("replicas", 1)
+        _default_template(spec)
 
 
 def _default_deployment(obj: Obj) -> None:
-    if not isinstance(spec := obj.get("spec"), dict):
+    if (spec := _spec(obj)) is None:
         return
     spec.setdefault("replicas", 1)
     spec.setdefault("revisionHistoryLimit", 10)
@@ -89,10 +66,57 @@ def _default_deployment(obj: Obj) -> None:
     _default_template(spec)
 
 
+def _default_secret(obj: Obj) -> None:
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+
+
+def _default_namespace(obj: Obj) -> None:
+    # Every namespace carries its name as a label, so selectors can pick namespaces by name.
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("name"), str) and meta["name"]:
+        labels = meta.get("labels")
+        if labels is None:
+            labels = meta["labels"] = {}
+        if isinstance(labels, dict):
+            labels["kubernetes.io/metadata.name"] = meta["name"]
+
+
+def _default_node(obj: Obj) -> None:
+    status = obj.get("status")
+    if isinstance(status, dict) and isinstance(status.get("capacity"), dict) and status.get("allocatable") is None:
+        status["allocatable"] = dict(status["capacity"])
+
+
+def _default_limit_range(obj: Obj) -> None:
+    spec = _spec(obj)
+    for item in (spec or {}).get("limits") or [] if isinstance((spec or {}).get("limits"), list) else []:
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        default, request = item.setdefault("default", {}), item.setdefault("defaultRequest", {})
+        if not isinstance(default, dict) or not isinstance(request, dict):
+            continue
+        for name, value in (item.get("max") or {}).items() if isinstance(item.get("max"), dict) else ():
+            default.setdefault(name, value)
+        for name, value in default.items():
+            request.setdefault(name, value)
+        for name, value in (item.get("min") or {}).items() if isinstance(item.get("min"), dict) else ():
+            request.setdefault(name, value)
+
+
+def _default_priority_class(obj: Obj) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
 _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Pod": _default_pod,
     "ReplicaSet": _default_replicaset,
     "Deployment": _default_deployment,
+    "Secret": _default_secret,
+    "Namespace": _default_namespace,
+    "Node": _default_node,
+    "LimitRange": _default_limit_range,
+    "PriorityClass": _default_priority_class,
 }
 
 

@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 from apiserver.registry.workload_validation import validate_deployment_spec
+from apiserver.validation.config_data import (
+    merge_string_data,
+    validate_config_map,
+    validate_config_map_update,
+    validate_secret,
+    validate_secret_update,
+)
+from apiserver.validation.field import go_label_selector, invalid
 from kube.errors import FieldError
 from kube.qos import qos_class
 from kube.resources import RESOURCES, ResourceInfo
 
-__all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy"]
+__all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy", "SecretStrategy",
+           "ConfigMapStrategy"]
 
 
 def _mapping(container: Obj, field: str) -> dict[str, Any] | None:
@@ -42,15 +50,15 @@ class PodStrategy(Strategy):
             qos = "BestEffort"  # malformed quantities: validation reports them
         obj["status"] = {"phase": "Pending", "qosClass": qos}
 
-    def validate(self, obj: Obj) -> list[FieldError]:
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
         errs = validate_object_meta(obj, namespaced=True)
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return [*errs, FieldError("spec", "Required value", reason="FieldValueRequired")]
         return errs + validate_pod_spec(spec, "spec")
 
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = self.validate(new)
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = self.validate_kind(new)
         return errs + validate_pod_spec_update(new, old)
 
     def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
@@ -73,7 +81,7 @@ class NamespaceStrategy(Strategy):
         super().prepare_for_create(obj)
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
 
-    def validate(self, obj: Obj) -> list[FieldError]:
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
         return validate_object_meta(obj, namespaced=False, label_name=True)
 
     def holds_deletion(self, obj: Obj) -> bool:
@@ -117,7 +125,7 @@ class WorkloadStrategy(Strategy):
     def default_status(self, obj: Obj) -> None:
         obj["status"] = {}
 
-    def validate(self, obj: Obj) -> list[FieldError]:
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
         from kube.selectors import selector_from_label_selector
 
         errs = validate_object_meta(obj, namespaced=True)
@@ -125,8 +133,8 @@ class WorkloadStrategy(Strategy):
         if not isinstance(spec, dict):
             return [*errs, FieldError("spec", "Required value", reason="FieldValueRequired")]
         replicas = spec.get("replicas")
-        if replicas is not None and (not isinstance(replicas, int) or replicas < 0):
-            errs.append(FieldError("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0"))
+        if isinstance(replicas, int) and replicas < 0:
+            errs.append(invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
         selector = spec.get("selector")
         raw_template = spec.get("template")
         template: Obj = raw_template if isinstance(raw_template, dict) else {}
@@ -137,8 +145,8 @@ class WorkloadStrategy(Strategy):
                 sel = selector_from_label_selector(selector)
                 labels = (template.get("metadata") or {}).get("labels") or {}
                 if not sel.matches(labels):
-                    errs.append(FieldError("spec.template.metadata.labels",
-                                           f"Invalid value: {labels!r}: `selector` does not match template `labels`"))
+                    errs.append(invalid("spec.template.metadata.labels", labels,
+                                        "`selector` does not match template `labels`"))
             except (ValueError, KeyError, TypeError) as e:
                 errs.append(FieldError("spec.selector", f"Invalid value: {e}"))
         tspec = template.get("spec")
@@ -150,19 +158,50 @@ class WorkloadStrategy(Strategy):
             errs += validate_deployment_spec(spec)
         return errs
 
-    def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        errs = self.validate(new)
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        errs = self.validate_kind(new)
         if self.info.kind == "Deployment" or self.info.kind == "ReplicaSet":
             old_sel, new_sel = (old.get("spec") or {}).get("selector"), (new.get("spec") or {}).get("selector")
             if old_sel is not None and new_sel != old_sel:
-                errs.append(FieldError("spec.selector", f"Invalid value: {json.dumps(new_sel)}: field is immutable"))
+                errs.append(FieldError("spec.selector",
+                                       f"Invalid value: {go_label_selector(new_sel)}: field is immutable"))
         return errs
+
+
+class SecretStrategy(Strategy):
+    """Secrets: `stringData` is folded into `data` before anything reads the object; type defaults to Opaque."""
+
+    selectable_fields: ClassVar[dict[str, str]] = {"type": "type"}
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        merge_string_data(obj)
+        super().prepare_for_create(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj, *, subresource: str | None) -> None:
+        merge_string_data(new)
+        super().prepare_for_update(new, old, subresource=subresource)
+
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
+        return super().validate_kind(obj) + validate_secret(obj)
+
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_kind(new) + validate_secret_update(new, old)
+
+
+class ConfigMapStrategy(Strategy):
+    """ConfigMaps: valid keys, at most 1 MiB of data, frozen once immutable."""
+
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
+        return super().validate_kind(obj) + validate_config_map(obj)
+
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        return super().validate_kind(new) + validate_config_map_update(new, old)
 
 
 class RBACStrategy(Strategy):
     """RBAC objects are named by path segment (`system:kube-scheduler`), not DNS subdomain."""
 
-    def validate(self, obj: Obj) -> list[FieldError]:
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
         name = (obj.get("metadata") or {}).get("name")
         if not name:
             return [FieldError("metadata.name", "Required value: name or generateName is required",
@@ -177,7 +216,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "Pod": PodStrategy, "Namespace": NamespaceStrategy, "Node": NodeStrategy, "Event": EventStrategy,
         "Deployment": WorkloadStrategy, "ReplicaSet": WorkloadStrategy,
         "Role": RBACStrategy, "ClusterRole": RBACStrategy, "RoleBinding": RBACStrategy,
-        "ClusterRoleBinding": RBACStrategy,
+        "ClusterRoleBinding": RBACStrategy, "Secret": SecretStrategy, "ConfigMap": ConfigMapStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

@@ -16,6 +16,7 @@ import copy
 import re
 from typing import Any
 
+from apiserver.validation.schema_checks import QUANTITY_FORMAT_MSG
 from kube.errors import FieldError
 from kube.quantity import parse_quantity
 
@@ -23,7 +24,7 @@ __all__ = ["validate_pod_spec", "validate_pod_spec_update"]
 
 Obj = dict[str, Any]
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_QUANTITY_MSG = "must match the regex ^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+_QUANTITY_MSG = QUANTITY_FORMAT_MSG
 _IMMUTABLE_MSG = ("pod updates may not change fields other than `spec.containers[*].image`,"
                   "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` "
                   "(only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "

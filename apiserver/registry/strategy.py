@@ -3,7 +3,8 @@
 Mirrors apiserver's rest.RESTCreateStrategy / RESTUpdateStrategy: `prepare_for_create` and
 `prepare_for_update` normalise an incoming object (fill in defaults, drop status on the main
 resource, keep spec on the status subresource, bump generation on spec changes),
-`validate*` return every field error at once, `field_value` backs field selectors, and
+`validate*` return every field error at once (the kind's own checks via `validate_kind*`,
+plus the checks every kind gets from its schema), `field_value` backs field selectors, and
 `graceful_delete_seconds` decides whether a DELETE only marks the object (pods on a node).
 """
 
@@ -14,7 +15,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from apiserver.openapi.schema import node_for_gvk
 from apiserver.registry.defaults import apply_defaults
+from apiserver.validation.schema_checks import merge_errors, schema_errors
 from kube.errors import FieldError
 from kube.resources import ResourceInfo
 
@@ -96,6 +99,7 @@ class Strategy:
 
     def __init__(self, info: ResourceInfo) -> None:
         self.info = info
+        self.schema = node_for_gvk(info.group, info.version, info.kind)
 
     # -- create / update -----------------------------------------------------------------
     def prepare_for_create(self, obj: Obj) -> None:
@@ -128,6 +132,7 @@ class Strategy:
                 new.pop("status", None)
             # Status writers may change labels and annotations only through the main resource.
             new["metadata"]["resourceVersion"] = meta.get("resourceVersion")
+            apply_defaults(self.info.kind, new)  # status has defaults too (a node's allocatable)
             return
         apply_defaults(self.info.kind, new)
         if self.info.has_status:
@@ -146,10 +151,23 @@ class Strategy:
         return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
     def validate(self, obj: Obj) -> list[FieldError]:
-        return validate_object_meta(obj, namespaced=self.info.namespaced)
+        """Every error in a new object: the kind's own checks plus the schema's (see `schema_checks`)."""
+        return merge_errors(self.validate_kind(obj), self._schema_errors(obj))
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return self.validate(new)
+        """Every error in an updated object, including changes the kind forbids."""
+        return merge_errors(self.validate_kind_update(new, old), self._schema_errors(new))
+
+    def _schema_errors(self, obj: Obj) -> list[FieldError]:
+        return schema_errors(obj, self.schema) if self.schema is not None else []
+
+    def validate_kind(self, obj: Obj) -> list[FieldError]:
+        """The kind's hand-written validation of a new object (kinds override it)."""
+        return validate_object_meta(obj, namespaced=self.info.namespaced)
+
+    def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
+        """The kind's hand-written validation of an update (by default: as a new object)."""
+        return self.validate_kind(new)
 
     # -- delete --------------------------------------------------------------------------
     def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:

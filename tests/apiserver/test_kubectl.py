@@ -119,6 +119,28 @@ def test_server_side_apply_conflicts(kubectl) -> None:  # type: ignore[no-untype
     assert "other" in managers
 
 
+def test_server_side_apply_twice_changes_nothing(kubectl) -> None:  # type: ignore[no-untyped-def]
+    """Ports without `protocol` are keyed by their defaulted key: re-applying keeps one port, generation 1."""
+    ns = kubectl.ns
+    doc = DEPLOY.format(name="ssa-idem", ns=ns, replicas=1, mode="a", extra="")
+    for _ in range(3):
+        assert "serverside-applied" in kubectl("apply", "--server-side", "-f", "-", stdin=doc).stdout
+    got = kubectl("get", "deploy", "ssa-idem", "-n", ns, "-o", "jsonpath={.metadata.generation} "
+                  "{.spec.template.spec.containers[0].ports[*].containerPort}"
+                  " {.spec.template.spec.containers[0].ports[*].protocol}").stdout
+    assert got == "1 80 TCP", got
+
+
+def test_describe_shows_defaulted_probe(kubectl) -> None:  # type: ignore[no-untyped-def]
+    ns = kubectl.ns
+    pod = (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: probed\n  namespace: {ns}\nspec:\n  containers:\n"
+           "  - name: web\n    image: nginx\n    livenessProbe:\n      httpGet: {port: 8080}\n")
+    kubectl("apply", "-f", "-", stdin=pod)
+    out = kubectl("describe", "pod", "probed", "-n", ns).stdout
+    assert "http-get http://:8080/ delay=0s timeout=1s period=10s #success=1 #failure=3" in out, out
+    assert "pod/probed unchanged" in kubectl("apply", "-f", "-", stdin=pod).stdout
+
+
 def test_tables_json_selectors_scale_delete(kubectl) -> None:  # type: ignore[no-untyped-def]
     ns = kubectl.ns
     kubectl("apply", "-f", "-", stdin=DEPLOY.format(name="tab", ns=ns, replicas=2, mode="a", extra=""))

@@ -86,6 +86,14 @@ def test_a_pod_runs_answers_on_its_ip_and_logs(cluster: Cluster, ns: str) -> Non
     assert cluster.kubectl_ok("logs", "web", "-n", ns).splitlines()[0] == "serving"
 
 
+def test_a_pod_with_a_long_name_gets_a_63_character_hostname(cluster: Cluster, ns: str) -> None:
+    name = "h" * 62 + "-" + "x" * 10  # 73 characters: cut to 63, then the trailing '-' trimmed
+    manifest = pod(name, ns, "hostname; sleep 3600").replace(f"labels: {{app: {name}}}", "labels: {app: long}")
+    cluster.kubectl_ok("apply", "-f", "-", stdin=manifest)
+    wait_for(cluster, ns, name, running, "Running with a truncated hostname")
+    assert cluster.kubectl_ok("logs", name, "-n", ns).split() == ["h" * 62]
+
+
 def test_cri_nodes_report_the_machines_capacity(cluster: Cluster) -> None:
     node = json.loads(cluster.kubectl_ok("get", "node", "node-1", "-o", "json"))
     capacity, allocatable = node["status"]["capacity"], node["status"]["allocatable"]
