@@ -16,9 +16,9 @@ __all__ = ["version_info", "openapi_version", "api_versions", "api_group_list", 
            "aggregated_media_type"]
 
 # The Kubernetes minor version we report. It also decides which kubectl the version-dispatching
-# `kubectl` runs; from 1.32 on, kubectl's typed commands (`create namespace`, `create token`,
-# `auth can-i`) send protobuf bodies, which this server does not decode yet, so it reports 1.30.
-KUBE_MINOR = "30"
+# `kubectl` runs: 1.33, the newest served faithfully (its typed commands send protobuf bodies and
+# ask for protobuf answers, both of which the server speaks).
+KUBE_MINOR = "33"
 
 
 def version_info() -> dict[str, str]:
@@ -28,7 +28,7 @@ def version_info() -> dict[str, str]:
 
 
 def openapi_version() -> str:
-    """The `info.version` of the OpenAPI documents: the reported release (`v1.30.0`)."""
+    """The `info.version` of the OpenAPI documents: the reported release (`v1.33.0`)."""
     return f"v1.{KUBE_MINOR}.0"
 
 

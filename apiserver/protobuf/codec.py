@@ -40,7 +40,8 @@ def _message_for(api_version: str, kind: str) -> type[Message] | None:
 
 
 def encode_object(obj: dict[str, Any]) -> bytes | None:
-    """`obj` (with apiVersion and kind) as a protobuf body, or None when its kind has no message."""
+    """`obj` (with apiVersion and kind) as a protobuf body, or None when its kind has no message;
+    ProtobufError when a value does not fit its field."""
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None
@@ -48,7 +49,10 @@ def encode_object(obj: dict[str, Any]) -> bytes | None:
     if cls is None:
         return None
     msg = cls()
-    from_json(obj, msg)
+    try:
+        from_json(obj, msg)
+    except (TypeError, ValueError, AttributeError) as e:
+        raise ProtobufError(f"the {kind} cannot be written as protobuf: {e}") from None
     envelope: Any = message_class(_UNKNOWN)(raw=msg.SerializeToString(deterministic=True))
     envelope.typeMeta.apiVersion, envelope.typeMeta.kind = api_version, kind
     serialized: bytes = envelope.SerializeToString(deterministic=True)

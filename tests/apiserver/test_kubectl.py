@@ -62,7 +62,7 @@ def kubectl(request: pytest.FixtureRequest, api: ApiServerHarness, tmp_path: Pat
 
 def test_version_and_api_resources(kubectl) -> None:  # type: ignore[no-untyped-def]
     out = kubectl("version").stdout
-    assert "Server Version: v1.30" in out or 'GitVersion:"v1.30.0-picokube"' in out, out
+    assert "Server Version: v1.33" in out or 'GitVersion:"v1.33.0-picokube"' in out, out
     resources = kubectl("api-resources").stdout
     for name in ("pods", "deployments", "replicasets", "nodes", "namespaces", "events", "leases", "configmaps"):
         assert f"\n{name} " in resources or resources.startswith(name), resources
