@@ -1,12 +1,16 @@
-"""Derive the schemas picokube serves from the Kubernetes API's own OpenAPI v2 document.
+"""Derive the OpenAPI data picokube serves from the Kubernetes API's own OpenAPI v2 document.
 
-    python hack/derive_schema.py PATH/TO/kubernetes-openapi-v2.json
+    python hack/derive_schema.py [PATH/TO/kubernetes-openapi-v2.json]
 
-writes `apiserver/openapi/schemas.json`: the definitions reachable from the kinds we serve
-(plus the meta types clients send), keeping only the structural facts — types, formats,
-properties, required fields, references, enums, and the `x-kubernetes-*` extensions for
-patch merge keys, list types and group-version-kinds. Descriptions are dropped. Run it
-again when the served kinds change.
+(default path: `../shared/data/kubernetes-openapi-v2.json` beside the checkout) writes
+`apiserver/openapi/schemas.json` holding, verbatim from upstream:
+- `paths`: every path item of the resources picokube serves (`kube.resources.RESOURCES`),
+  grouped by `group/version/plural`, subresources and the deprecated watch paths included;
+- `parameters`: the shared parameters those operations reference;
+- `definitions`: every definition reachable from those operations and from the served kinds,
+  with descriptions, formats, defaults, required fields and `x-kubernetes-*` extensions.
+The server builds `/openapi/v2` and `/openapi/v3/<gv>` from this file. Run again when the
+served kinds change; the output is deterministic (sorted keys).
 """
 
 from __future__ import annotations
@@ -16,46 +20,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOTS = [
-    "io.k8s.api.core.v1.Namespace", "io.k8s.api.core.v1.Node", "io.k8s.api.core.v1.Pod",
-    "io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.ConfigMap", "io.k8s.api.core.v1.Secret",
-    "io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.Binding", "io.k8s.api.apps.v1.Deployment",
-    "io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.coordination.v1.Lease", "io.k8s.api.autoscaling.v1.Scale",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
-    "io.k8s.api.authentication.v1.TokenRequest", "io.k8s.api.rbac.v1.Role", "io.k8s.api.rbac.v1.ClusterRole",
-    "io.k8s.api.rbac.v1.RoleBinding", "io.k8s.api.rbac.v1.ClusterRoleBinding",
-    "io.k8s.api.authorization.v1.SelfSubjectAccessReview", "io.k8s.api.authorization.v1.SubjectAccessReview",
-    "io.k8s.api.scheduling.v1.PriorityClass", "io.k8s.api.core.v1.LimitRange", "io.k8s.api.core.v1.ResourceQuota",
-    "io.k8s.api.policy.v1.Eviction",
-]
-KEEP = {"type", "format", "properties", "items", "$ref", "required", "additionalProperties", "enum",
-        "x-kubernetes-patch-merge-key", "x-kubernetes-patch-strategy", "x-kubernetes-list-type",
-        "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-group-version-kind",
-        "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-unions"}
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from apiserver.openapi.paths import path_key  # noqa: E402 - after the path setup above
+from kube.resources import RESOURCES  # noqa: E402
+
+DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "kubernetes-openapi-v2.json"
+OUT = ROOT / "apiserver" / "openapi" / "schemas.json"
+# Types clients send or receive beyond the served kinds' own operations.
+EXTRA_ROOTS = ("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+               "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent", "io.k8s.apimachinery.pkg.apis.meta.v1.Patch")
 
 
-def strip(node: Any) -> Any:
-    if isinstance(node, dict):
-        out = {}
-        for k, v in node.items():
-            if k == "properties":
-                out[k] = {name: strip(prop) for name, prop in v.items()}
-            elif k.startswith("x-kubernetes-") and k in KEEP:
-                out[k] = v
-            elif k in KEEP:
-                out[k] = strip(v)
-        return out
-    if isinstance(node, list):
-        return [strip(v) for v in node]
-    return node
-
-
-def refs(node: Any) -> set[str]:
-    found: set[str] = set()
+def refs(node: Any) -> set[tuple[str, str]]:
+    """(section, name) of every `$ref` under `node`: ("definitions", ...) or ("parameters", ...)."""
+    found: set[tuple[str, str]] = set()
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str):
-            found.add(ref.rsplit("/", 1)[-1])
+            _, section, name = ref.split("/", 2)
+            found.add((section, name))
         for v in node.values():
             found |= refs(v)
     elif isinstance(node, list):
@@ -64,19 +49,37 @@ def refs(node: Any) -> set[str]:
     return found
 
 
-def main() -> None:
-    source = json.loads(Path(sys.argv[1]).read_text())
-    defs = source["definitions"]
-    wanted, todo = {}, list(ROOTS)
+def kind_roots(defs: dict[str, Any]) -> set[str]:
+    served = {(r.group, r.version, k) for r in RESOURCES for k in (r.kind, r.list_kind)}
+    return {name for name, d in defs.items()
+            for gvk in d.get("x-kubernetes-group-version-kind") or []
+            if (gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", "")) in served}
+
+
+def derive(source: dict[str, Any]) -> dict[str, Any]:
+    wanted = {f"{r.group}/{r.version}/{r.plural}" for r in RESOURCES}
+    paths: dict[str, dict[str, Any]] = {}
+    for path, item in source["paths"].items():
+        key = path_key(path)
+        if key is not None and key.resource in wanted:
+            paths.setdefault(key.resource, {})[path] = item
+    out: dict[str, dict[str, Any]] = {"definitions": {}, "parameters": {}}
+    todo = {("definitions", n) for n in kind_roots(source["definitions"]) | set(EXTRA_ROOTS)} | refs(paths)
     while todo:
-        name = todo.pop()
-        if name in wanted or name not in defs:
+        section, name = todo.pop()
+        if name in out[section]:
             continue
-        wanted[name] = strip(defs[name])
-        todo.extend(refs(wanted[name]) - set(wanted))
-    out = Path(__file__).resolve().parent.parent / "apiserver" / "openapi" / "schemas.json"
-    out.write_text(json.dumps({"definitions": dict(sorted(wanted.items()))}, indent=None, sort_keys=True) + "\n")
-    print(f"wrote {len(wanted)} definitions to {out}")
+        out[section][name] = source[section][name]
+        todo |= refs(out[section][name])
+    return {"paths": paths, **out}
+
+
+def main() -> None:
+    src = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_SOURCE
+    derived = derive(json.loads(src.read_text()))
+    OUT.write_text(json.dumps(derived, indent=0, sort_keys=True, ensure_ascii=False) + "\n")
+    print(f"wrote {len(derived['definitions'])} definitions, {sum(map(len, derived['paths'].values()))} paths "
+          f"to {OUT.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

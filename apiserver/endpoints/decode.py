@@ -1,4 +1,4 @@
-"""Decoding requests: bodies (size-limited, JSON or YAML), their kind, and query options.
+"""Decoding requests: bodies (size-limited, JSON, YAML or Kubernetes protobuf), their kind, and query options.
 
 Every malformed input becomes a 4xx `ApiError` here, with upstream's wording where it has
 one, so nothing past the decoder sees a value of the wrong shape.
@@ -15,6 +15,7 @@ from starlette.requests import Request
 from apiserver.endpoints.list_validation import validate_list_options
 from apiserver.fieldmanager import manager_from_user_agent
 from apiserver.openapi.schema import node_for_gvk, prune_unknown_fields, type_errors
+from apiserver.protobuf import codec
 from apiserver.registry.generic import DeleteOptions, ListOptions
 from apiserver.registry.rest.interfaces import Kind
 from kube.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
@@ -135,16 +136,23 @@ class BodyReader:
         return raw
 
     async def document(self, request: Request) -> Any:
-        """The body as JSON (or YAML), None when empty; 415 for other media types."""
+        """The body as JSON (or YAML, or a protobuf object as its JSON), None when empty; 415 for other
+        media types."""
         media = content_type(request, "")
         is_yaml = media == "application/yaml"
         if media and not (media == "application/json" or media.endswith("+json") or is_yaml
-                          or media in ("text/plain", "*/*")):
+                          or media in ("text/plain", "*/*", codec.MEDIA_TYPE)):
             raise UnsupportedMediaType("the body of the request was in an unknown format - accepted media types "
-                                       "include: application/json, application/yaml")
+                                       "include: application/json, application/yaml, "
+                                       "application/vnd.kubernetes.protobuf")
         raw = await self.raw(request)
         if not raw.strip():
             return None
+        if media == codec.MEDIA_TYPE:
+            try:
+                return codec.decode_object(raw)
+            except codec.ProtobufError as e:
+                raise BadRequest(str(e)) from None
         if is_yaml:
             try:
                 return yaml.safe_load(raw)

@@ -12,19 +12,24 @@ from typing import Any
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
 from apiserver.registry.rest.interfaces import Kind, verbs_of
 
-__all__ = ["version_info", "api_versions", "api_group_list", "api_resource_list", "aggregated_discovery",
-           "aggregated_media_type"]
+__all__ = ["version_info", "openapi_version", "api_versions", "api_group", "api_group_list", "api_resource_list",
+           "aggregated_discovery", "aggregated_media_type"]
 
 # The Kubernetes minor version we report. It also decides which kubectl the version-dispatching
-# `kubectl` runs; from 1.32 on, kubectl's typed commands (`create namespace`, `create token`,
-# `auth can-i`) send protobuf bodies, which this server does not decode yet, so it reports 1.30.
-KUBE_MINOR = "30"
+# `kubectl` runs: 1.33, the newest served faithfully (its typed commands send protobuf bodies and
+# ask for protobuf answers, both of which the server speaks).
+KUBE_MINOR = "33"
 
 
 def version_info() -> dict[str, str]:
     return {"major": "1", "minor": KUBE_MINOR, "gitVersion": f"v1.{KUBE_MINOR}.0-picokube", "gitCommit": "picokube",
             "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "python3",
             "compiler": "cpython", "platform": "linux/amd64"}
+
+
+def openapi_version() -> str:
+    """The `info.version` of the OpenAPI documents: the reported release (`v1.33.0`)."""
+    return f"v1.{KUBE_MINOR}.0"
 
 
 def api_versions(server_address: str) -> dict[str, Any]:

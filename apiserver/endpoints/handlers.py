@@ -20,7 +20,7 @@ from apiserver.authn import UserInfo
 from apiserver.endpoints import decode, patch, watch
 from apiserver.endpoints.decode import BodyReader, check_unknown_fields
 from apiserver.endpoints.request_info import RequestInfo
-from apiserver.endpoints.responses import json_response
+from apiserver.endpoints.responses import json_response, object_response
 from apiserver.endpoints.tables import to_table, wants_table
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
 from apiserver.registry.rest.interfaces import (
@@ -42,6 +42,10 @@ from kube.errors import ApiError, BadRequest, MethodNotAllowed, NotFound
 __all__ = ["ResourceHandler"]
 
 Obj = dict[str, Any]
+
+
+def _accept(request: Request) -> str:
+    return request.headers.get("accept", "")
 
 
 def _not_found() -> NotFound:
@@ -110,7 +114,7 @@ class ResourceHandler:
             if table:
                 return json_response(to_table(served.info.kind, [obj], include_object=include,
                                               list_meta={"resourceVersion": obj["metadata"].get("resourceVersion")}))
-            return json_response(obj)
+            return object_response(_accept(request), obj)
         opts = decode.list_options(request)
         if decode.truthy(request.query_params.get("watch")):
             if not isinstance(storage, Watcher):
@@ -122,7 +126,7 @@ class ResourceHandler:
         if table:
             return json_response(to_table(served.info.kind, listed["items"], list_meta=listed["metadata"],
                                           include_object=include))
-        return json_response(listed)
+        return object_response(_accept(request), listed)
 
     async def watch(self, request: Request, served: ServedResource, storage: Watcher, ctx: Context, table: bool,
                     include: str) -> Response:
@@ -154,7 +158,7 @@ class ResourceHandler:
                           field_manager=ctx.field_manager)
         warnings = check_unknown_fields(request, storage.kind, body)
         created = await storage.create(ctx, info.name or None, body)
-        return json_response(created, 201, warnings=warnings)
+        return object_response(_accept(request), created, 201, warnings=warnings)
 
     async def update(self, request: Request, info: RequestInfo, served: ServedResource, storage: Storage,
                      ctx: Context) -> Response:
@@ -180,7 +184,7 @@ class ResourceHandler:
         else:
             transform = patch.patch(media, await self.bodies.document(request), kind, check)
         obj, created = await storage.update(ctx, info.name, transform, allow_create=allow_create)
-        return json_response(obj, 201 if created else 200, warnings=warnings)
+        return object_response(_accept(request), obj, 201 if created else 200, warnings=warnings)
 
     async def apply(self, request: Request, info: RequestInfo, served: ServedResource,
                     ctx: Context) -> tuple[UpdateFunc, list[str]]:
@@ -203,7 +207,9 @@ class ResourceHandler:
                 raise _not_allowed()
             answer, deleted = await storage.delete(ctx, info.name, opts)
             # Upstream answers 202 only for a pending delete that asked orphanDependents=false.
-            return json_response(answer, 202 if not deleted and opts.orphan_dependents is False else 200)
+            code = 202 if not deleted and opts.orphan_dependents is False else 200
+            return object_response(_accept(request), answer, code)
         if not isinstance(storage, CollectionDeleter):
             raise _not_allowed()
-        return json_response(await storage.delete_collection(ctx, opts, decode.list_options(request)))
+        return object_response(_accept(request), await storage.delete_collection(ctx, opts,
+                                                                                 decode.list_options(request)))

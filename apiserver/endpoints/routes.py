@@ -17,7 +17,7 @@ from starlette.responses import PlainTextResponse, Response
 from apiserver.endpoints import discovery
 from apiserver.endpoints.responses import json_response, status_response
 from apiserver.metrics import Metrics
-from apiserver.openapi import documents
+from apiserver.openapi import documents, protobuf_v2
 from apiserver.registry.resource_registry import ResourceRegistry
 from kube.errors import ApiError, NotAcceptable, NotFound
 
@@ -97,17 +97,22 @@ def build_routes(*, registry: ResourceRegistry, metrics: Metrics, ready: Callabl
     @app.get("/openapi/v2")
     async def openapi_v2(request: Request) -> Response:
         accept = request.headers.get("accept", "application/json")
-        if "json" not in accept and "*/*" not in accept:
-            raise NotAcceptable("only application/json is served for /openapi/v2")
-        return Response(documents.openapi_v2(tuple(registry.infos())), media_type="application/json")
+        infos, version = tuple(registry.infos()), discovery.openapi_version()
+        for media in (m.split(";")[0].strip() for m in accept.split(",")):
+            if media.startswith("application/com.github.proto-openapi.spec.v2") and media.endswith("+protobuf"):
+                return Response(documents.openapi_v2_protobuf(infos, version), media_type=protobuf_v2.MEDIA_TYPE)
+            if media in ("application/json", "*/*", "application/*"):
+                return Response(documents.openapi_v2(infos, version), media_type="application/json")
+        raise NotAcceptable("only application/json and application/com.github.proto-openapi.spec.v2@v1.0+protobuf "
+                            "are served for /openapi/v2")
 
     @app.get("/openapi/v3")
     async def openapi_v3_index() -> Response:
-        return json_response(documents.openapi_v3_index(tuple(registry.infos())))
+        return json_response(documents.openapi_v3_index(tuple(registry.infos()), discovery.openapi_version()))
 
     @app.get("/openapi/v3/{gv:path}")
     async def openapi_v3(gv: str) -> Response:
-        body = documents.openapi_v3_group(tuple(registry.infos()), gv)
+        body = documents.openapi_v3_group(tuple(registry.infos()), gv, discovery.openapi_version())
         if body is None:
             raise _not_found()
         return Response(body, media_type="application/json", headers={"Cache-Control": "public, immutable"})

@@ -1,6 +1,8 @@
 """The served kinds' schemas (derived from the Kubernetes OpenAPI document) and what they answer.
 
-`schemas.json` beside this file is produced by `hack/derive_schema.py`. From it we answer:
+`schemas.json` beside this file is produced by `hack/derive_schema.py` from upstream's OpenAPI
+document (definitions with their descriptions, and the served resources' path items). From it
+we answer:
 - which definition describes a group-version-kind;
 - the unknown fields of an object (for `fieldValidation=Strict|Warn|Ignore`), and the object
   with them pruned, as Kubernetes' typed decoding prunes them;
@@ -20,14 +22,32 @@ from typing import Any
 from apiserver.validation.encoding import base64_error
 
 __all__ = ["definitions", "definition_for_gvk", "definition_name", "SchemaNode", "node_for_gvk",
-           "prune_unknown_fields"]
+           "prune_unknown_fields", "upstream_paths", "shared_parameters"]
 
 _PATH = Path(__file__).with_name("schemas.json")
 
 
 @lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    return dict(json.loads(_PATH.read_text(encoding="utf-8")))
+
+
 def definitions() -> dict[str, dict[str, Any]]:
-    return dict(json.loads(_PATH.read_text())["definitions"])
+    """Upstream's definitions by name (`io.k8s.api.core.v1.Pod`); callers must not mutate them."""
+    value: dict[str, dict[str, Any]] = _data()["definitions"]
+    return value
+
+
+def upstream_paths() -> dict[str, dict[str, Any]]:
+    """Upstream's path items per resource key (`apps/v1/deployments`, see `paths.path_key`)."""
+    value: dict[str, dict[str, Any]] = _data()["paths"]
+    return value
+
+
+def shared_parameters() -> dict[str, dict[str, Any]]:
+    """The `#/parameters/...` the upstream path items reference."""
+    value: dict[str, dict[str, Any]] = _data()["parameters"]
+    return value
 
 
 @cache

@@ -51,9 +51,6 @@ def kubectl(request: pytest.FixtureRequest, api: ApiServerHarness, tmp_path: Pat
 
     def k(*args: str, stdin: str | None = None, check: bool = True,
           timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        if binary == "kubectl.1.27" and args[0] in ("create", "apply"):
-            # kubectl 1.27 validates against a protobuf /openapi/v2, which is not served: let the server validate.
-            args = (*args, "--validate=false")
         out = run(api, binary, *args, cache=tmp_path / "cache", stdin=stdin, timeout=timeout)
         if check:
             assert out.returncode == 0, f"kubectl {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}"
@@ -67,7 +64,7 @@ def kubectl(request: pytest.FixtureRequest, api: ApiServerHarness, tmp_path: Pat
 
 def test_version_and_api_resources(kubectl) -> None:  # type: ignore[no-untyped-def]
     out = kubectl("version").stdout
-    assert "Server Version: v1.30" in out or 'GitVersion:"v1.30.0-picokube"' in out, out
+    assert "Server Version: v1.33" in out or 'GitVersion:"v1.33.0-picokube"' in out, out
     resources = kubectl("api-resources").stdout
     for name in ("pods", "deployments", "replicasets", "nodes", "namespaces", "events", "leases", "configmaps"):
         assert f"\n{name} " in resources or resources.startswith(name), resources
@@ -83,10 +80,9 @@ def test_create_duplicate_not_found_messages(kubectl) -> None:  # type: ignore[n
         'configmaps "cm1" already exists' in dup.stderr
     missing = kubectl("get", "pod", "nope", "-n", ns, check=False)
     assert missing.returncode == 1 and 'Error from server (NotFound): pods "nope" not found' in missing.stderr
-    if kubectl.binary != "kubectl.1.27":  # 1.27 runs with --validate=false (see the fixture)
-        bad = kubectl("create", "-f", "-", stdin=doc.replace("cm1", "cm2").replace("\ndata:", "\nbogus: 1\ndata:"),
-                      check=False)
-        assert bad.returncode != 0 and 'unknown field "bogus"' in bad.stderr
+    bad = kubectl("create", "-f", "-", stdin=doc.replace("cm1", "cm2").replace("\ndata:", "\nbogus: 1\ndata:"),
+                  check=False)
+    assert bad.returncode != 0 and 'unknown field "bogus"' in bad.stderr
     invalid = kubectl("create", "-f", "-", stdin=doc.replace("name: cm1", "name: Not_Valid"), check=False)
     assert invalid.returncode != 0 and 'The ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: ' \
         '"Not_Valid"' in invalid.stderr

@@ -1,0 +1,1 @@
+"""Generated protobuf modules for the OpenAPI documents (see the .proto files beside them)."""
