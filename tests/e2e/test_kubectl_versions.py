@@ -3,8 +3,9 @@
 Each version gets its own namespace on one API server with a controller-manager, and runs:
 apply with default validation, diff, edit, explain with descriptions, the `create`
 generators, `auth can-i` (also `--list` and `--as`), `auth whoami`, `wait` and
-`rollout status` returning once the condition holds, and an apply of an unknown kind that
-says "no matches for kind". The failures of one version are reported together, step by step.
+`rollout status` returning once the condition holds, `debug` answered as upstream answers
+a cluster without ephemeral containers, and an apply of an unknown kind that says "no matches
+for kind". The failures of one version are reported together, step by step.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.eventually import eventually_sync
 from kube.testing.kubectl import KUBECTL_MINORS, kubectl_binary
 from kube.testing.process import Process
 
@@ -41,6 +43,13 @@ spec:
     metadata: {labels: {app: idle}}
     spec:
       containers: [{name: c, image: busybox}]
+"""
+POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: target
+spec:
+  containers: [{name: c, image: busybox}]
 """
 UNKNOWN_KIND = """apiVersion: example.com/v1
 kind: Gizmo
@@ -91,6 +100,8 @@ def test_everyday_script(api: ApiServerHarness, controller_manager: Process, min
     s = Script(api, minor, tmp_path)
     s.run("create", "namespace", s.namespace)
     assert s.run("get", "namespace", s.namespace).returncode == 0, "the namespace exists"
+    eventually_sync(lambda: s.run("get", "serviceaccount", "default").returncode == 0, timeout=30,
+                    message="the namespace's default service account")
     green, blue = s.file("cm.yaml", CONFIGMAP.format(color="green")), s.file("cm2.yaml", CONFIGMAP.format(color="blue"))
     s.step("apply", "apply", "-f", green, says="configmap/settings created")
     s.step("diff", "diff", "-f", blue, code=1, says="+  color: blue")
@@ -111,6 +122,8 @@ def test_everyday_script(api: ApiServerHarness, controller_manager: Process, min
     s.step("rollout status", "rollout", "status", "deployment/idle", "--timeout=60s", says="successfully rolled out")
     s.step("wait", "wait", "--for=jsonpath={.data.color}=edited", "configmap/settings", "--timeout=30s",
            says="condition met")
+    s.step("apply pod", "apply", "-f", s.file("pod.yaml", POD), says="pod/target created")
+    s.step("debug", "debug", "pod/target", "--image=busybox", code=1, says="ephemeral containers are disabled")
     s.step("unknown kind", "apply", "-f", s.file("gizmo.yaml", UNKNOWN_KIND), code=1,
            says='no matches for kind "Gizmo"')
     assert not s.failures, f"kubectl 1.{minor}:\n" + "\n".join(s.failures)
