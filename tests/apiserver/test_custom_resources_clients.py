@@ -16,6 +16,7 @@ from kubernetes import config as k8s_config
 from kubernetes import dynamic
 from lightkube import AsyncClient, KubeConfig
 from lightkube.generic_resource import create_namespaced_resource
+from lightkube.models.meta_v1 import ObjectMeta
 
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually_sync
@@ -142,10 +143,10 @@ def test_lightkube_generic_resources(api: ApiServerHarness, crontabs: None) -> N
     async def scenario() -> None:
         client = AsyncClient(KubeConfig.from_file(str(api.kubeconfig("admin"))), namespace="default")
         try:
-            await client.create(CronTab(metadata={"name": "light"}, spec={"image": "z", "replicas": 2}))
+            await client.create(CronTab(metadata=ObjectMeta(name="light"), spec={"image": "z", "replicas": 2}))
             got = await client.get(CronTab, "light")
             assert got.spec == {"image": "z", "replicas": 2}
-            names = [t.metadata.name async for t in client.list(CronTab)]
+            names = [t.metadata.name async for t in client.list(CronTab) if t.metadata is not None]
             assert names == ["light"]
             await client.delete(CronTab, "light")
         finally:
