@@ -3,7 +3,8 @@
 `assemble` connects to etcd and builds the parts in dependency order: the resource registry
 (one generic store per kind, with its REST storages), the watch caches, the authorizer over
 their listers, the admission chain, the resource handler and the request pipeline.
-`ApiServer.start` runs the watch caches and the compactor, ensures the bootstrap policy,
+`ApiServer.start` runs the watch caches, the compactor and the CRD controller (which serves
+custom resources as CustomResourceDefinitions define them), ensures the bootstrap policy,
 namespaces and system PriorityClasses, and returns once the RBAC authorizer's caches hold the bootstrap policy, so a
 component the bootstrap policy authorizes is never refused for a cold cache. `stop` ends
 every background task and closes what `assemble` opened.
@@ -19,6 +20,7 @@ from typing import Any
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.defaults import default_admission
 from apiserver.admission.plugins.priority import SYSTEM_PRIORITY_CLASSES
+from apiserver.apiextensions.controller import CRDController
 from apiserver.audit import AuditLog
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.authn.authenticator import Authenticator
@@ -71,8 +73,10 @@ class ApiServer:
     """The running API server: an ASGI app over its parts, with a start and a stop."""
 
     def __init__(self, *, config: ApiServerConfig, storage: Storage, owns_storage: bool, registry: ResourceRegistry,
-                 caches: list[WatchCache], pipeline: RequestPipeline, log_storage: LogStorage) -> None:
+                 caches: list[WatchCache], pipeline: RequestPipeline, log_storage: LogStorage,
+                 crd_controller: CRDController) -> None:
         self.config, self.storage, self.owns_storage = config, storage, owns_storage
+        self.crd_controller = crd_controller
         self.registry, self.caches, self.pipeline = registry, caches, pipeline
         self.log_storage = log_storage
         self._tasks: list[asyncio.Task[Any]] = []
@@ -86,6 +90,7 @@ class ApiServer:
         if self.config.etcd_compaction_interval > 0:
             self._tasks.append(asyncio.create_task(
                 compact_periodically(self.storage, self.config.etcd_compaction_interval), name="etcd-compactor"))
+        self._tasks.append(asyncio.create_task(self.crd_controller.run(), name="crd-controller"))
         await self._bootstrap()
         await self._wait_for_policy_in_cache()
         logger.info("API server ready", extra={"port": self.config.port,
@@ -193,5 +198,10 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     pipeline = RequestPipeline(routes=routes, handler=handler, authenticator=_authenticator(config, signer, registry),
                                authorizer=authorizer, metrics=metrics, audit=audit)
     server = ApiServer(config=config, storage=store, owns_storage=storage is None, registry=registry, caches=caches,
-                       pipeline=pipeline, log_storage=logs[0])
+                       pipeline=pipeline, log_storage=logs[0],
+                       crd_controller=CRDController(crds=registry.store("customresourcedefinitions",
+                                                                        "apiextensions.k8s.io"),
+                                                    registry=registry, storage=store, prefix=config.etcd_prefix,
+                                                    max_object_bytes=config.max_object_bytes,
+                                                    watch_cache=config.watch_cache))
     return server

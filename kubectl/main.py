@@ -21,9 +21,9 @@ import typer
 from kube.client import KubeconfigError, load_kubeconfig
 from kube.client.config import ClientConfig
 from kube.errors import ApiError
+from kube.jsonpath import JSONPathError
 from kubectl.app import NEEDS_NO_SERVER, app
 from kubectl.context import CommandError, Context, state
-from kubectl.jsonpath import JSONPathError
 from kubectl.manifests import ManifestError
 
 __all__ = ["main", "split_global_flags"]

@@ -133,6 +133,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             # Its controllers together read everything and manage workloads, their pods, events,
             # leases for leader election, nodes' taints and status, and namespaces' deletion.
             {"apiGroups": ["*"], "resources": ["*"], "verbs": _READ},
+            # The garbage collector and namespace deletion remove (and orphan) objects of any kind,
+            # custom resources included.
+            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["delete", "deletecollection", "patch"]},
             {"apiGroups": ["", "apps"], "resources": ["pods", "pods/status", "replicasets", "replicasets/status",
                                                       "deployments", "deployments/status", "configmaps", "secrets",
                                                       "serviceaccounts", "limitranges", "resourcequotas",

@@ -12,9 +12,10 @@ from typing import Any
 import yaml
 from starlette.requests import Request
 
+from apiserver.apiextensions.structural import prune
 from apiserver.endpoints.list_validation import validate_list_options
 from apiserver.fieldmanager import manager_from_user_agent
-from apiserver.openapi.schema import node_for_gvk, prune_unknown_fields, type_errors
+from apiserver.openapi.schema import custom_schema, node_for_gvk, prune_unknown_fields, type_errors
 from apiserver.protobuf import codec
 from apiserver.registry.generic import DeleteOptions, ListOptions
 from apiserver.registry.rest.interfaces import Kind
@@ -98,11 +99,19 @@ def check_unknown_fields(request: Request, kind: Kind, obj: Obj) -> list[str]:
     node = node_for_gvk(kind.group, kind.version, kind.kind)
     if node is None:
         return []
-    errors = type_errors(obj, node)
-    if errors:
-        raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {errors[0]}')
     mode = _field_validation(request)
-    unknown = prune_unknown_fields(obj, node)
+    structural = custom_schema(kind.group, kind.version, kind.kind)
+    if structural is not None:
+        # A custom resource: wrong types are the schema validation's 422, not a decoding error.
+        unknown = prune(obj, structural)
+        if isinstance(obj.get("metadata"), dict):
+            unknown += prune_unknown_fields(obj["metadata"], node.field("metadata"), "metadata")
+    else:
+        errors = type_errors(obj, node)
+        if errors:
+            raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: '
+                             f'{errors[0]}')
+        unknown = prune_unknown_fields(obj, node)
     if not unknown or mode == "Ignore":
         return []
     messages = [f'unknown field "{u}"' for u in unknown]

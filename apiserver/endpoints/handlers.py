@@ -21,7 +21,7 @@ from apiserver.endpoints import decode, patch, watch
 from apiserver.endpoints.decode import BodyReader, check_unknown_fields
 from apiserver.endpoints.request_info import RequestInfo
 from apiserver.endpoints.responses import json_response, object_response
-from apiserver.endpoints.tables import to_table, wants_table
+from apiserver.endpoints.tables import Printer, custom_printer, to_table, wants_table
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
 from apiserver.registry.rest.interfaces import (
     CollectionDeleter,
@@ -54,6 +54,11 @@ def _not_found() -> NotFound:
 
 def _not_allowed() -> MethodNotAllowed:
     return MethodNotAllowed("the server does not allow this method on the requested resource")
+
+
+def _printer(served: ServedResource) -> Printer | None:
+    """A custom resource's own printer (its additionalPrinterColumns); None for built-in kinds."""
+    return custom_printer(served.printer_columns) if served.custom else None
 
 
 class ResourceHandler:
@@ -112,7 +117,7 @@ class ResourceHandler:
                 raise _not_allowed()
             obj = await storage.get(ctx, info.name)
             if table:
-                return json_response(to_table(served.info.kind, [obj], include_object=include,
+                return json_response(to_table(served.info.kind, [obj], include_object=include, printer=_printer(served),
                                               list_meta={"resourceVersion": obj["metadata"].get("resourceVersion")}))
             return object_response(_accept(request), obj)
         opts = decode.list_options(request)
@@ -125,7 +130,7 @@ class ResourceHandler:
         listed = await storage.list(ctx, opts)
         if table:
             return json_response(to_table(served.info.kind, listed["items"], list_meta=listed["metadata"],
-                                          include_object=include))
+                                          include_object=include, printer=_printer(served)))
         return object_response(_accept(request), listed)
 
     async def watch(self, request: Request, served: ServedResource, storage: Watcher, ctx: Context, table: bool,
@@ -139,7 +144,7 @@ class ResourceHandler:
             if e.code not in watch.STREAMED_ERRORS:
                 raise
             return watch.error_stream(e)
-        encode = watch.line_encoder(served.info.kind if table else None, include)
+        encode = watch.line_encoder(served.info.kind if table else None, include, _printer(served))
         return watch.stream_watch(events, timeout=timeout, encode=encode)
 
     # --- writes --------------------------------------------------------------------------

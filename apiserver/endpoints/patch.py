@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from apiserver.fieldmanager import apply_config
-from apiserver.openapi.schema import node_for_gvk
+from apiserver.openapi.schema import custom_schema, node_for_gvk
 from apiserver.registry.generic import now_rfc3339
 from apiserver.registry.patch import JsonPatchFailed, PatchError, json_patch, merge_patch, strategic_merge_patch
 from apiserver.registry.rest.interfaces import Kind, UpdateFunc
@@ -66,6 +66,11 @@ def replace(body: Obj, check: Checker | None = None) -> UpdateFunc:
 def patch(media_type: str, document: Any, kind: Kind, check: Checker) -> UpdateFunc:
     """PATCH in one of the three patch formats; `check` sees (and may prune) the result."""
     patcher = _PATCHERS.get(media_type)
+    if patcher is strategic_merge_patch and custom_schema(kind.group, kind.version, kind.kind) is not None:
+        # Custom resources have no patch strategies: upstream refuses strategic merge for them.
+        accepted = [m for m in (*_PATCHERS, APPLY_PATCH) if m != media_type]
+        raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
+                                   f"include: {', '.join(accepted)}")
     if patcher is None:
         raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
                                    f"include: {', '.join((*_PATCHERS, APPLY_PATCH))}")

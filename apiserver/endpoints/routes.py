@@ -18,6 +18,7 @@ from apiserver.endpoints import discovery
 from apiserver.endpoints.responses import json_response, status_response
 from apiserver.metrics import Metrics
 from apiserver.openapi import documents, protobuf_v2
+from apiserver.openapi.schema import custom_generation
 from apiserver.registry.resource_registry import ResourceRegistry
 from kube.errors import ApiError, NotAcceptable, NotFound
 
@@ -98,21 +99,25 @@ def build_routes(*, registry: ResourceRegistry, metrics: Metrics, ready: Callabl
     async def openapi_v2(request: Request) -> Response:
         accept = request.headers.get("accept", "application/json")
         infos, version = tuple(registry.infos()), discovery.openapi_version()
+        generation = custom_generation()
         for media in (m.split(";")[0].strip() for m in accept.split(",")):
             if media.startswith("application/com.github.proto-openapi.spec.v2") and media.endswith("+protobuf"):
-                return Response(documents.openapi_v2_protobuf(infos, version), media_type=protobuf_v2.MEDIA_TYPE)
+                return Response(documents.openapi_v2_protobuf(infos, version, generation),
+                                media_type=protobuf_v2.MEDIA_TYPE)
             if media in ("application/json", "*/*", "application/*"):
-                return Response(documents.openapi_v2(infos, version), media_type="application/json")
+                return Response(documents.openapi_v2(infos, version, generation), media_type="application/json")
         raise NotAcceptable("only application/json and application/com.github.proto-openapi.spec.v2@v1.0+protobuf "
                             "are served for /openapi/v2")
 
     @app.get("/openapi/v3")
     async def openapi_v3_index() -> Response:
-        return json_response(documents.openapi_v3_index(tuple(registry.infos()), discovery.openapi_version()))
+        return json_response(documents.openapi_v3_index(tuple(registry.infos()), discovery.openapi_version(),
+                                                       custom_generation()))
 
     @app.get("/openapi/v3/{gv:path}")
     async def openapi_v3(gv: str) -> Response:
-        body = documents.openapi_v3_group(tuple(registry.infos()), gv, discovery.openapi_version())
+        body = documents.openapi_v3_group(tuple(registry.infos()), gv, discovery.openapi_version(),
+                                           custom_generation())
         if body is None:
             raise _not_found()
         return Response(body, media_type="application/json", headers={"Cache-Control": "public, immutable"})

@@ -14,15 +14,17 @@ object (missing fields print as upstream prints zero values).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from kube.humanize import human_duration
+from kube.jsonpath import JSONPathError, evaluate
 from kube.selectors import format_label_selector, selector_from_label_selector
 
-__all__ = ["wants_table", "to_table", "human_duration", "pod_status_reason"]
+__all__ = ["wants_table", "to_table", "custom_printer", "human_duration", "pod_status_reason", "Printer"]
 
 Obj = dict[str, Any]
 Cells = Callable[[Obj, datetime], list[Any]]
@@ -425,10 +427,43 @@ def _row(printer: Printer, obj: Obj, now: datetime, include_object: str) -> Obj:
     return row
 
 
+_CUSTOM_AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+               "description": "CreationTimestamp is a timestamp representing the server time when this object was "
+                              "created."}
+
+
+def _custom_cell(column: Obj, obj: Obj, now: datetime) -> Any:
+    """One additionalPrinterColumns cell, as upstream's CRD table convertor fills it (None when absent)."""
+    try:
+        values = evaluate(str(column.get("jsonPath") or ""), obj)
+    except (JSONPathError, ValueError, TypeError):
+        return None
+    if not values or values[0] is None:
+        return None
+    value = values[0] if len(values) == 1 else values
+    kind = column.get("type")
+    if kind == "date" and isinstance(value, str):
+        return _since(value, now) if _time(value) else value
+    if kind in ("integer", "number", "boolean") and not isinstance(value, (dict, list)):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def custom_printer(columns: tuple[Obj, ...]) -> Printer:
+    """The printer of a custom resource: Name, then its additionalPrinterColumns (Age when it has none)."""
+    chosen = columns or (_CUSTOM_AGE,)
+    cols = (_NAME, *(Column(str(c.get("name")), str(c.get("type") or "string"), int(c.get("priority") or 0),
+                            str(c.get("description") or ""), str(c.get("format") or "")) for c in chosen))
+    return Printer(cols, lambda o, now: [_name(o), *(_custom_cell(c, o, now) for c in chosen)])
+
+
 def to_table(kind: str, items: list[Obj], *, list_meta: Obj | None = None, include_object: str = "Metadata",
-             now: datetime | None = None) -> Obj:
-    """The Table of `items` (all of `kind`); `include_object` is the request's includeObject."""
-    printer = PRINTERS.get(kind, _DEFAULT)
+             now: datetime | None = None, printer: Printer | None = None) -> Obj:
+    """The Table of `items` (all of `kind`, or printed by `printer`); `include_object` is the request's
+    includeObject."""
+    printer = printer or PRINTERS.get(kind, _DEFAULT)
     at = now or datetime.now(UTC)
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": dict(list_meta or {}),
             "columnDefinitions": [{"name": c.name, "type": c.type, "format": c.format,

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from starlette.responses import Response, StreamingResponse
 
 from apiserver.endpoints.responses import go_json
-from apiserver.endpoints.tables import to_table
+from apiserver.endpoints.tables import Printer, to_table
 from apiserver.registry.watch_event import WatchEvent, encode_event
 from kube.errors import ApiError
 
@@ -33,13 +33,14 @@ def error_stream(err: ApiError) -> Response:
     return StreamingResponse(iter([_error_line(err)]), media_type="application/json")
 
 
-def line_encoder(table_kind: str | None, include_object: str) -> Callable[[WatchEvent], bytes]:
+def line_encoder(table_kind: str | None, include_object: str,
+                 printer: Printer | None = None) -> Callable[[WatchEvent], bytes]:
     """How each event is written: its shared line, or (for Table watchers) a one-row Table."""
     def encode(event: WatchEvent) -> bytes:
         if not table_kind or event.type not in ("ADDED", "MODIFIED", "DELETED"):
             return event.line()
         obj = event.object
-        table = to_table(table_kind, [obj], include_object=include_object,
+        table = to_table(table_kind, [obj], include_object=include_object, printer=printer,
                          list_meta={"resourceVersion": obj["metadata"].get("resourceVersion")})
         return encode_event(event.type, table)
     return encode

@@ -8,7 +8,8 @@ For a resource upstream Kubernetes defines, the path items are upstream's own (f
 `schemas.json`), limited to the subresources served here; a resource registered at run time
 that upstream does not know gets list/create/get/replace/patch/delete operations built in
 the same shape. Each document is built once per set of resources (so a resource added later
-changes it) and per server version; the v3 index carries a content hash, as kubectl keys its
+changes it), per server version and per generation of the custom resources' definitions
+(`generation`, which callers take from `custom_generation()`); the v3 index carries a content hash, as kubectl keys its
 cache by `?hash=`.
 """
 
@@ -22,8 +23,8 @@ from typing import Any
 from apiserver.openapi.paths import path_key
 from apiserver.openapi.protobuf_v2 import document_to_protobuf
 from apiserver.openapi.schema import (
-    definition_for_gvk,
-    definitions,
+    all_definitions,
+    any_definition_for_gvk,
     shared_parameters,
     upstream_paths,
 )
@@ -45,7 +46,7 @@ def _info(version: str) -> dict[str, str]:
 
 def _synthesized(info: ResourceInfo) -> dict[str, Any]:
     """Path items for a resource upstream does not define, shaped like kube-openapi's."""
-    name = definition_for_gvk(info.group, info.version, info.kind)
+    name = any_definition_for_gvk(info.group, info.version, info.kind)
     gvk = {"group": info.group, "version": info.version, "kind": info.kind}
     ref = {"$ref": f"#/definitions/{name}"} if name else {"type": "object"}
 
@@ -82,7 +83,7 @@ def _paths(info: ResourceInfo) -> dict[str, Any]:
 
 def _referenced(root: Any) -> dict[str, Any]:
     """The definitions `root` references, transitively, by name."""
-    defs, found, todo = definitions(), {}, [root]
+    defs, found, todo = all_definitions(), {}, [root]
     while todo:
         node = todo.pop()
         if isinstance(node, dict):
@@ -99,32 +100,32 @@ def _referenced(root: Any) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=4)
-def openapi_v2_document(infos: Infos, version: str) -> dict[str, Any]:
+def openapi_v2_document(infos: Infos, version: str, generation: int = 0) -> dict[str, Any]:
     """The v2 (Swagger 2.0) document for the resources `infos`, as a JSON value; do not mutate."""
     paths: dict[str, Any] = {}
     for info in infos:
         paths.update(_paths(info))
     return {"swagger": "2.0", "info": _info(version), "paths": dict(sorted(paths.items())),
-            "definitions": dict(sorted(definitions().items())), "parameters": shared_parameters(),
+            "definitions": dict(sorted(all_definitions().items())), "parameters": shared_parameters(),
             "security": [{"BearerToken": []}],
             "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "in": "header",
                                                     "name": "authorization", "type": "apiKey"}}}
 
 
 @lru_cache(maxsize=4)
-def openapi_v2(infos: Infos, version: str) -> bytes:
+def openapi_v2(infos: Infos, version: str, generation: int = 0) -> bytes:
     """The v2 document as JSON bytes."""
-    return json.dumps(openapi_v2_document(infos, version), separators=(",", ":")).encode()
+    return json.dumps(openapi_v2_document(infos, version, generation), separators=(",", ":")).encode()
 
 
 @lru_cache(maxsize=4)
-def openapi_v2_protobuf(infos: Infos, version: str) -> bytes:
+def openapi_v2_protobuf(infos: Infos, version: str, generation: int = 0) -> bytes:
     """The v2 document as a serialized gnostic `openapi.v2.Document`."""
-    return document_to_protobuf(openapi_v2_document(infos, version))
+    return document_to_protobuf(openapi_v2_document(infos, version, generation))
 
 
 @lru_cache(maxsize=64)
-def openapi_v3_group(infos: Infos, path: str, version: str) -> bytes | None:
+def openapi_v3_group(infos: Infos, path: str, version: str, generation: int = 0) -> bytes | None:
     """The v3 document for one group-version path (`api/v1`, `apis/apps/v1`), or None."""
     served = [r for r in infos if _gv_path(r.group, r.version) == path]
     if not served:
@@ -146,11 +147,11 @@ def openapi_v3_group(infos: Infos, path: str, version: str) -> bytes | None:
 
 
 @lru_cache(maxsize=4)
-def openapi_v3_index(infos: Infos, version: str) -> dict[str, Any]:
+def openapi_v3_index(infos: Infos, version: str, generation: int = 0) -> dict[str, Any]:
     """`{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}, ...}}`."""
     out = {}
     for path in sorted({_gv_path(r.group, r.version) for r in infos}):
-        body = openapi_v3_group(infos, path, version)
+        body = openapi_v3_group(infos, path, version, generation)
         assert body is not None
         digest = hashlib.sha512(body).hexdigest()[:128].upper()
         out[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}

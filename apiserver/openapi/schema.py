@@ -22,7 +22,8 @@ from typing import Any
 from apiserver.validation.encoding import base64_error
 
 __all__ = ["definitions", "definition_for_gvk", "definition_name", "SchemaNode", "node_for_gvk",
-           "prune_unknown_fields", "upstream_paths", "shared_parameters"]
+           "prune_unknown_fields", "upstream_paths", "shared_parameters", "register_custom", "unregister_custom",
+           "custom_schema", "custom_generation", "all_definitions", "any_definition_for_gvk"]
 
 _PATH = Path(__file__).with_name("schemas.json")
 
@@ -60,7 +61,54 @@ def _gvk_index() -> dict[tuple[str, str, str], str]:
 
 
 def definition_for_gvk(group: str, version: str, kind: str) -> str | None:
+    """The built-in definition of a kind (custom resources have none here: see `any_definition_for_gvk`)."""
     return _gvk_index().get((group, version, kind))
+
+
+# Custom resources' definitions, registered and removed while the server runs (the CRD
+# controller does both on the event loop). `_custom_generation` changes with every change, so
+# documents built from the definitions can be cached per generation.
+_custom: dict[str, dict[str, Any]] = {}
+_custom_gvk: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
+_custom_generation = [0]
+
+
+def register_custom(gvk: tuple[str, str, str], definitions_by_name: dict[str, dict[str, Any]], *, name: str,
+                    structural: dict[str, Any]) -> None:
+    """Serve the OpenAPI definitions of one custom kind (`name` is the kind's own); replaces earlier ones."""
+    unregister_custom(gvk)
+    _custom.update(definitions_by_name)
+    _custom_gvk[gvk] = (name, structural)
+    _custom_generation[0] += 1
+
+
+def unregister_custom(gvk: tuple[str, str, str]) -> None:
+    entry = _custom_gvk.pop(gvk, None)
+    if entry is None:
+        return
+    _custom.pop(entry[0], None)
+    _custom.pop(entry[0] + "List", None)
+    _custom_generation[0] += 1
+
+
+def custom_schema(group: str, version: str, kind: str) -> dict[str, Any] | None:
+    """The structural schema (`openAPIV3Schema`) of a served custom kind, None for any other kind."""
+    entry = _custom_gvk.get((group, version, kind))
+    return entry[1] if entry else None
+
+
+def custom_generation() -> int:
+    return _custom_generation[0]
+
+
+def all_definitions() -> dict[str, dict[str, Any]]:
+    """Built-in and custom definitions by name."""
+    return {**definitions(), **_custom} if _custom else definitions()
+
+
+def any_definition_for_gvk(group: str, version: str, kind: str) -> str | None:
+    entry = _custom_gvk.get((group, version, kind))
+    return entry[0] if entry else definition_for_gvk(group, version, kind)
 
 
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +168,9 @@ class SchemaNode:
 
 
 def node_for_gvk(group: str, version: str, kind: str) -> SchemaNode | None:
+    entry = _custom_gvk.get((group, version, kind))
+    if entry is not None:
+        return SchemaNode(_custom[entry[0]])
     name = definition_for_gvk(group, version, kind)
     return SchemaNode(definitions()[name]) if name else None
 

@@ -476,6 +476,10 @@ class RegistryStore:
             if finalizer and not pending and finalizer not in (meta.get("finalizers") or []):
                 meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f not in
                                       _PROPAGATION_FINALIZERS.values()] + [finalizer]
+            if not pending:
+                for own in self.strategy.delete_finalizers(obj):
+                    if own not in (meta.get("finalizers") or []):
+                        meta["finalizers"] = [*(meta.get("finalizers") or []), own]
             if grace == 0 and not meta.get("finalizers") and not self.strategy.holds_deletion(obj):
                 if opts.dry_run:
                     return obj, True

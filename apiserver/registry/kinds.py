@@ -6,6 +6,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from apiserver.apiextensions.crd_strategy import CRDStrategy
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 from apiserver.registry.workload_validation import validate_deployment_spec
@@ -217,6 +218,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "Deployment": WorkloadStrategy, "ReplicaSet": WorkloadStrategy,
         "Role": RBACStrategy, "ClusterRole": RBACStrategy, "RoleBinding": RBACStrategy,
         "ClusterRoleBinding": RBACStrategy, "Secret": SecretStrategy, "ConfigMap": ConfigMapStrategy,
+        "CustomResourceDefinition": CRDStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

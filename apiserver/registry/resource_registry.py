@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.lister import CacheLister
@@ -30,6 +31,10 @@ class ServedResource:
     subresources: dict[str, Storage] = field(default_factory=dict)
     store: RegistryStore | None = None
     """The generic store behind it, when it is stored (reviews are not)."""
+    custom: bool = False
+    """Defined by a CustomResourceDefinition (printed by its columns, not a built-in printer)."""
+    printer_columns: tuple[dict[str, Any], ...] = ()
+    """A custom resource's additionalPrinterColumns (built-in kinds have their own printers)."""
 
     def storage_for(self, subresource: str) -> Storage | None:
         return self.subresources.get(subresource) if subresource else self.storage

@@ -118,6 +118,10 @@ class Strategy:
     def prepare_for_delete(self, obj: Obj) -> None:
         """Changes made when the object is marked for deletion (a namespace turns Terminating)."""
 
+    def delete_finalizers(self, obj: Obj) -> tuple[str, ...]:
+        """Finalizers the first DELETE adds, so the server itself can finish the deletion (a CRD's cleanup)."""
+        return ()
+
     def prepare_for_update(self, new: Obj, old: Obj, *, subresource: str | None) -> None:
         if subresource == "binding":
             return  # the binding handler itself changes exactly spec.nodeName and the PodScheduled condition

@@ -5,7 +5,8 @@ of the kinds that own or are owned (Deployments, ReplicaSets, Pods, ConfigMaps, 
 ServiceAccounts, Nodes, Leases):
 - background: an object all of whose owners are gone is deleted (propagation Background,
   with its uid as a precondition). "Gone" is confirmed with a live GET of each owner by
-  kind and name, comparing uids, never from a possibly lagging cache. This also collects
+  kind and name (a custom kind is found through discovery), comparing uids, never from a
+  possibly lagging cache. This also collects
   dependents whose owner vanished while the controller-manager was down: the first list
   queues every object;
 - orphan: an owner being deleted with the `orphan` finalizer has its uid removed from every
@@ -34,9 +35,10 @@ from kube.api import (
     ServiceAccount,
 )
 from kube.cache import EventHandler, SharedInformer
+from kube.client.discovery import discover
 from kube.controller import Request, Result, run_workers
 from kube.errors import Conflict, NotFound
-from kube.resources import resource_for_kind
+from kube.resources import ResourceInfo, resource_for_kind
 from kube.workqueue import WorkQueue
 
 __all__ = ["GarbageCollector", "ORPHAN", "FOREGROUND"]
@@ -93,14 +95,19 @@ class GarbageCollector:
 
     async def owner_exists(self, ref: OwnerReference, namespace: str | None) -> bool:
         """Live check: does the object `ref` names exist with `ref.uid`?"""
-        info = resource_for_kind(ref.api_version, ref.kind)
+        info = resource_for_kind(ref.api_version, ref.kind) or await self._custom_kind(ref.api_version, ref.kind)
         if info is None:
-            return True  # a kind we do not know: never collect on its behalf
+            return True  # a kind the server does not serve: never collect on its behalf
         try:
             raw = await self.client.get_raw(info, ref.name, namespace if info.namespaced else None)
         except NotFound:
             return False
         return str((raw.get("metadata") or {}).get("uid")) == ref.uid
+
+    async def _custom_kind(self, api_version: str, kind: str) -> ResourceInfo | None:
+        """A kind beyond the built-in ones (a custom resource), as discovery lists it now."""
+        mapper = await discover(self.client)
+        return mapper.kind_for(api_version, kind)
 
     # --- the reconcile -------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result | None:

@@ -3,7 +3,8 @@
 Mirrors pkg/controller/namespace's NamespacedResourcesDeleter, reduced:
 - the API server marks a deleted namespace (deletionTimestamp, phase Terminating) and keeps
   it while `spec.finalizers` holds `kubernetes`;
-- this controller deletes every object of every namespaced resource in it (background
+- this controller deletes every object of every namespaced resource the server serves (as
+  discovery lists them, so custom resources too) in it (background
   propagation; pods bound to a node wait for their kubelet), requeues while any remain,
   and, once all are gone, removes `kubernetes` through the `namespaces/<name>/finalize`
   subresource, at which point the API server removes the namespace;
@@ -17,9 +18,11 @@ import logging
 from controllers.context import ControllerContext
 from kube.api import Namespace
 from kube.cache import EventHandler
+from kube.client import RESTClient
+from kube.client.discovery import discover
 from kube.controller import Request, Result, run_workers
 from kube.errors import Conflict, NotFound
-from kube.resources import RESOURCES, VIRTUAL_KINDS, ResourceInfo
+from kube.resources import ResourceInfo
 from kube.workqueue import WorkQueue
 
 __all__ = ["NamespaceController", "FINALIZER"]
@@ -30,9 +33,10 @@ FINALIZER = "kubernetes"
 _RECHECK = 1.0
 
 
-def _namespaced_resources() -> list[ResourceInfo]:
-    return [r for r in RESOURCES if r.namespaced and r.kind not in VIRTUAL_KINDS and "list" in r.verbs
-            and "delete" in r.verbs]
+async def _namespaced_resources(client: RESTClient) -> list[ResourceInfo]:
+    """Every namespaced resource the server serves now (custom resources included), in its preferred version."""
+    mapper = await discover(client)
+    return [r for r in mapper.preferred() if r.namespaced and "list" in r.verbs and "delete" in r.verbs]
 
 
 class NamespaceController:
@@ -66,7 +70,7 @@ class NamespaceController:
         if FINALIZER not in finalizers:
             return None
         remaining = 0
-        for info in _namespaced_resources():
+        for info in await _namespaced_resources(self.client):
             try:
                 listed = await self.client.list_raw(info, name)
             except NotFound:

@@ -17,6 +17,7 @@ import typer
 
 from kube.client import RESTClient
 from kube.errors import NotFound
+from kube.jsonpath import JSONPathError, render
 from kube.resources import ResourceInfo
 from kubectl.context import (
     CommandError,
@@ -27,7 +28,6 @@ from kubectl.context import (
     split_targets,
     state,
 )
-from kubectl.jsonpath import JSONPathError, render
 from kubectl.printers import print_objects, print_table, resource_ref
 
 __all__ = ["TABLE_ACCEPT", "get"]

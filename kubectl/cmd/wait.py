@@ -19,9 +19,9 @@ import typer
 
 from kube.client import RESTClient
 from kube.errors import ApiError, NotFound
+from kube.jsonpath import JSONPathError, evaluate
 from kube.resources import ResourceInfo
 from kubectl.context import CommandError, emit, parse_duration, resolve_targets, run, split_targets, state
-from kubectl.jsonpath import JSONPathError, evaluate
 from kubectl.printers import resource_ref
 
 __all__ = ["wait", "condition_check"]

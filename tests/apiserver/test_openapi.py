@@ -51,8 +51,6 @@ def test_apply_with_default_validation(api: ApiServerHarness, tmp_path: Path, bi
     assert bogus.returncode != 0 and 'unknown field "bogus"' in bogus.stderr, bogus.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="kubectl lists apiextensions.k8s.io/v1 customresourcedefinitions to learn "
-                                       "whether an unknown kind is a custom resource; that API is not served yet")
 @pytest.mark.parametrize("binary", [b for b in ("kubectl.1.28", "kubectl.1.33") if b in ALL])
 def test_apply_of_an_unknown_kind_says_no_matches(api: ApiServerHarness, tmp_path: Path, binary: str) -> None:
     out = kubectl(api, binary, "apply", "-f", "-", cache=tmp_path,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl.jsonpath import JSONPathError, render
+from kube.jsonpath import JSONPathError, render
 
 POD_LIST = {"kind": "List", "items": [
     {"metadata": {"name": "a", "labels": {"app": "web"}},
