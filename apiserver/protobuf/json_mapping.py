@@ -4,7 +4,9 @@ Protobuf's own JSON mapping is not the API's: Kubernetes encodes int64 as number
 RFC 3339 (null when zero), a Quantity as its string, an IntOrString as an int or a string,
 a RawExtension or FieldsV1 as the JSON they carry, and a wrapper such as `ExtraValue` as the
 list it wraps; Go's `omitempty` drops a value field's zero unless the field is required, while
-a pointer field that is on the wire was set, even to zero. `to_json` applies those rules, so a
+a pointer field that is on the wire was set, even to zero; and a Go struct embedded with
+`json:",inline"` (a Probe's handler, a Volume's source) is a field of its own in protobuf but
+its fields sit in the parent's JSON object. `to_json` applies those rules, so a
 protobuf body becomes the same dict the JSON decoder would have produced from the client's
 JSON. Pure; messages are not modified.
 """
@@ -58,6 +60,20 @@ def _required(full_name: str) -> frozenset[str]:
     return frozenset(definition.get("required") or [])
 
 
+@cache
+def _properties(full_name: str) -> frozenset[str] | None:
+    definition = definitions().get("io.k8s." + full_name.removeprefix("k8s.io."))
+    return None if definition is None else frozenset(definition.get("properties") or {})
+
+
+def _is_inline(parent: descriptor.Descriptor, field: descriptor.FieldDescriptor) -> bool:
+    """An embedded Go struct: a message field the parent's JSON schema has no property for."""
+    if field.message_type is None or field.is_repeated:
+        return False
+    properties = _properties(parent.full_name)
+    return properties is not None and field.json_name not in properties
+
+
 def _is_list_wrapper(d: descriptor.Descriptor) -> bool:
     """`message ExtraValue { repeated string items = 1; }`: a named Go slice type."""
     return len(d.fields) == 1 and d.fields[0].name == "items" and d.fields[0].is_repeated
@@ -98,6 +114,8 @@ def to_json(msg: message.Message) -> Any:
             out[field.json_name] = {k: _value(entry_value, v) for k, v in value.items()}
         elif field.is_repeated:
             out[field.json_name] = [_value(field, v) for v in value]
+        elif field.type == FD.TYPE_MESSAGE and _is_inline(d, field):
+            out.update(to_json(value))
         elif field.type == FD.TYPE_MESSAGE:
             out[field.json_name] = to_json(value)
         elif _is_zero(value) and is_value_field(field) and field.name not in _required(d.full_name):
@@ -155,8 +173,11 @@ def from_json(value: Any, msg: message.Message) -> None:
     if _is_list_wrapper(d):
         value = {"items": value}
     for field in d.fields:
-        item = value.get(field.json_name)
         target = getattr(msg, field.name)
+        if _is_inline(d, field):
+            from_json(value, target)  # the embedded struct's fields are the parent's
+            continue
+        item = value.get(field.json_name)
         if item is None:
             if field.message_type is not None and not field.is_repeated and is_value_field(field):
                 target.SetInParent()  # Go writes a value struct even when it is zero

@@ -77,7 +77,8 @@ def test_a_protobuf_pod_over_http(admin_http: httpx.Client) -> None:
     assert created.status_code == 201, created.text
     pod = created.json()
     assert pod["metadata"]["labels"] == {"x": "1"}
-    assert pod["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "500m"}}
+    # The limit arrived; the request is defaulted from it, as for any pod.
+    assert pod["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "500m"}, "requests": {"cpu": "500m"}}
     assert pod["spec"]["terminationGracePeriodSeconds"] == 0
 
 

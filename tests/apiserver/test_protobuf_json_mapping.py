@@ -36,3 +36,15 @@ def test_round_trip(obj: dict[str, Any]) -> None:
 
 def test_a_kind_without_a_message_is_not_encoded() -> None:
     assert encode_object({"kind": "Widget", "apiVersion": "example.com/v1", "metadata": {"name": "w"}}) is None
+
+
+def test_inline_structs_sit_in_the_parent_object() -> None:
+    """A Probe's handler and a Volume's source are fields of their own in protobuf, inline in JSON."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "x",
+                                    "livenessProbe": {"httpGet": {"port": 8080, "path": "/"}, "periodSeconds": 10}}],
+                    "volumes": [{"name": "v", "emptyDir": {}}]}}
+    decoded = decode_object(encode_object(pod) or b"")
+    assert decoded["spec"]["containers"][0]["livenessProbe"] == {"httpGet": {"path": "/", "port": 8080},
+                                                                 "periodSeconds": 10}
+    assert decoded["spec"]["volumes"] == [{"name": "v", "emptyDir": {}}]
