@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 import httpx
+import yaml
 
 NS = "default"
 CMS = f"/api/v1/namespaces/{NS}/configmaps"
@@ -159,3 +160,19 @@ def test_list_resource_version_match(admin_http: httpx.Client) -> None:
     assert bad.status_code == 422
     assert bad.json()["message"] == ('ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
                                      'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+
+
+def test_yaml_bodies_are_accepted_wherever_json_is(admin_http: httpx.Client) -> None:
+    """`curl -H 'Content-Type: application/yaml' --data-binary @pod.yaml`, as upstream accepts it."""
+    name = _name("yaml")
+    body = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  color: blue\n"
+    created = admin_http.post(CMS, content=body, headers={"Content-Type": "application/yaml"})
+    assert created.status_code == 201, created.text
+    replaced = created.json()
+    replaced["data"] = {"color": "green"}
+    put = admin_http.put(f"{CMS}/{name}", content=yaml.safe_dump(replaced),
+                         headers={"Content-Type": "application/yaml"})
+    assert put.status_code == 200, put.text
+    assert admin_http.get(f"{CMS}/{name}").json()["data"] == {"color": "green"}
+    broken = admin_http.post(CMS, content="metadata: [unclosed", headers={"Content-Type": "application/yaml"})
+    assert broken.status_code == 400 and broken.json()["reason"] == "BadRequest"
