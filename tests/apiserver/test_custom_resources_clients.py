@@ -24,42 +24,7 @@ from kube.testing.kubectl import kubectl_binary
 
 pytestmark = pytest.mark.timeout(180)
 
-CRD = """\
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: crontabs.stable.example.com
-spec:
-  group: stable.example.com
-  scope: Namespaced
-  names: {plural: crontabs, singular: crontab, kind: CronTab, shortNames: [ct]}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources:
-      status: {}
-      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
-    additionalPrinterColumns:
-    - {name: Spec, type: string, jsonPath: .spec.cronSpec, description: The cron spec}
-    - {name: Replicas, type: integer, jsonPath: .spec.replicas}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            description: What the cron tab runs.
-            properties:
-              cronSpec: {type: string, pattern: '^(\\d+|\\*)(/\\d+)?(\\s+(\\d+|\\*)(/\\d+)?){4}$'}
-              image: {type: string, description: The image to run.}
-              replicas: {type: integer, minimum: 1, maximum: 10, default: 1}
-          status:
-            type: object
-            properties:
-              replicas: {type: integer}
-              phase: {type: string}
-"""
+CRD = (Path(__file__).parents[2] / "examples" / "crontab-crd.yaml").read_text()
 TAB = """\
 apiVersion: stable.example.com/v1
 kind: CronTab
@@ -119,6 +84,18 @@ def test_kubectl_apply_get_explain_scale_and_status(k, crontabs: None) -> None: 
 
     deleted = k("delete", "crontab", "tab")
     assert deleted.returncode == 0 and 'crontab.stable.example.com "tab" deleted' in deleted.stdout
+
+
+def test_the_readme_example(k, crontabs: None) -> None:  # type: ignore[no-untyped-def]
+    """README: apply examples/crontab.yaml, list it with its printer columns, scale it."""
+    example = Path(__file__).parents[2] / "examples" / "crontab.yaml"
+    applied = k("apply", "-n", "default", "-f", str(example))
+    assert applied.returncode == 0 and "crontab.stable.example.com/my-crontab created" in applied.stdout, applied.stderr
+    rows = [line.split() for line in k("get", "crontabs", "-n", "default").stdout.splitlines()]
+    assert ["my-crontab", "*/5", "*", "*", "*", "*", "1"] in rows, rows
+    assert k("scale", "crontab/my-crontab", "-n", "default", "--replicas", "3").returncode == 0
+    assert json.loads(k("get", "ct", "my-crontab", "-n", "default", "-o", "json").stdout)["spec"]["replicas"] == 3
+    assert k("delete", "-n", "default", "-f", str(example)).returncode == 0
 
 
 def test_the_official_dynamic_client(api: ApiServerHarness, crontabs: None) -> None:
