@@ -6,9 +6,6 @@ the label takes its rules away again."""
 from __future__ import annotations
 
 import functools
-import signal
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +23,6 @@ pytestmark = pytest.mark.timeout(180)
 NS = "agg"
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 LEASES_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list", "watch"]}
-
-
-@pytest.fixture(scope="module")
-def manager(api: ApiServerHarness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
-    proc = api.controller_manager(log_path=tmp_path_factory.mktemp("cm") / "controller-manager.log").start()
-    try:
-        yield proc
-    finally:
-        code = proc.stop()
-        if code not in (0, None, -signal.SIGKILL):
-            sys.stderr.write(f"--- controller-manager log ---\n{proc.log()[-20000:]}\n")
-        assert code in (0, None, -signal.SIGKILL), f"controller-manager exited with {code}"
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,9 @@ custom resources in it."""
 
 from __future__ import annotations
 
-import signal
-import sys
-from collections.abc import Iterator
-
 import httpx
 import pytest
 
-from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually_sync
 from kube.testing.process import Process
 
@@ -24,17 +19,6 @@ CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinitio
                 "names": {"plural": "sprockets", "singular": "sprocket", "kind": "Sprocket"},
                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                     "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
-
-
-@pytest.fixture(scope="module")
-def manager(api: ApiServerHarness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
-    proc = api.controller_manager(log_path=tmp_path_factory.mktemp("cm") / "controller-manager.log").start()
-    try:
-        yield proc
-    finally:
-        code = proc.stop()
-        if code not in (0, None, -signal.SIGKILL):
-            sys.stderr.write(f"--- controller-manager log ---\n{proc.log()[-20000:]}\n")
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import signal
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +19,6 @@ from kube.testing.process import Process
 from tests.controllers._kubectl import kubectl
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture(scope="module")
-def manager(api: ApiServerHarness, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
-    proc = api.controller_manager(log_path=tmp_path_factory.mktemp("cm") / "controller-manager.log").start()
-    try:
-        yield proc
-    finally:
-        code = proc.stop()
-        if code not in (0, None, -signal.SIGKILL):
-            sys.stderr.write(f"--- controller-manager log ---\n{proc.log()[-20000:]}\n")
-        assert code in (0, None, -signal.SIGKILL), f"controller-manager exited with {code}"
 
 
 def root_ca(admin_http: httpx.Client, ns: str) -> dict[str, Any] | None:
