@@ -83,7 +83,7 @@ class SpanStore:
                  max_file_bytes: int = 64 * 1024 * 1024) -> None:
         self.path, self.max_age, self.max_spans, self.max_file_bytes = path, max_age, max_spans, max_file_bytes
         self._traces: OrderedDict[str, list[Span]] = OrderedDict()
-        self._latest: dict[str, tuple[int, str]] = {}
+        self._latest: dict[str, tuple[int, int, str]] = {}
         self._count = 0
         self._lock = threading.Lock()
         self._version = 0
@@ -122,8 +122,11 @@ class SpanStore:
             self._count += 1
             obj = span["attributes"].get(attrs.OBJECT)
             is_write = obj and span["attributes"].get(attrs.HOP) and span.get("service") == "apiserver"
-            if is_write and span["start"] >= self._latest.get(obj, (0, ""))[0]:
-                self._latest[obj] = (span["start"], tid)
+            # A write that starts a trace (a person's change) names the object's latest change
+            # over any later write a component made in an older trace.
+            rank = (0 if span.get("parentSpanId") else 1, span["start"])
+            if is_write and rank >= self._latest.get(obj, (0, 0, ""))[:2]:
+                self._latest[obj] = (*rank, tid)
 
     def _expire_locked(self) -> None:
         horizon = (time.time() - self.max_age) * 1e9
@@ -135,7 +138,7 @@ class SpanStore:
             del self._traces[tid]
             self._count -= len(spans)
         if len(self._latest) > 2 * self.max_spans:
-            self._latest = {o: v for o, v in self._latest.items() if v[1] in self._traces}
+            self._latest = {o: v for o, v in self._latest.items() if v[2] in self._traces}
 
     def _persist(self, spans: Sequence[Span]) -> None:
         if self.path is None:
@@ -162,10 +165,11 @@ class SpanStore:
             return sorted(self._traces.get(trace_id, ()), key=lambda s: s["start"])
 
     def latest_trace_of(self, obj: str) -> str | None:
-        """The trace of the latest write the API server served for `Kind/namespace/name`."""
+        """The trace of the latest change to `Kind/namespace/name`: the latest trace a person's write
+        to it started, else the latest trace that wrote it."""
         with self._lock:
             hit = self._latest.get(obj)
-            return hit[1] if hit and hit[1] in self._traces else None
+            return hit[2] if hit and hit[2] in self._traces else None
 
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:
         """The newest traces: id, root span name, span count, start."""

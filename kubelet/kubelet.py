@@ -21,6 +21,8 @@ import asyncio
 import logging
 from typing import Any
 
+from opentelemetry import trace
+
 from kube.api import Pod
 from kube.cache import InformerFactory
 from kube.client import RESTClient
@@ -129,6 +131,7 @@ class Kubelet:
         status = compute_pod_status(pod, result.sandbox, result.views, runtime=self.runtime_name,
                                     host_ip=self.config.address, init_views=result.init_views,
                                     initialized=result.initialized, init_failed=result.init_failed)
+        trace.get_current_span().set_attribute("k8s.pod.phase", str(status.get("phase") or ""))
         await self._patch_status(pod, status)
         return Result(requeue_after=result.retry_after) if result.retry_after is not None else None
 

@@ -10,6 +10,8 @@ takes a role that grants `get` on /debug/traces, cluster-admin has it).
   the spans of trace T (or of the latest trace that wrote the object), oldest first. With
   `&waitVersion=V` the answer waits (up to `timeoutSeconds`, default 20) until spans newer than
   store version V arrived, so a client can follow a trace as it grows;
+- `GET /debug/traces/latest?object=Kind/namespace/name`: `{"traceId"}` of the object's latest
+  change (the latest trace a person's write to it started, else the latest that wrote it);
 - `GET /debug/traces/recent`: the newest traces, one line each.
 """
 
@@ -59,6 +61,10 @@ def traces_router(spans: SpanStore) -> APIRouter:
         if not trace_id:
             return _json({"traceId": None, "spans": [], "version": version})
         return _json({"traceId": trace_id, "spans": spans.trace(trace_id), "version": version})
+
+    @router.get("/debug/traces/latest")
+    async def latest(request: Request) -> Response:
+        return _json({"traceId": spans.latest_trace_of(request.query_params.get("object") or "")})
 
     @router.get("/debug/traces/recent")
     async def recent() -> Response:
