@@ -22,7 +22,9 @@ import uvicorn
 from apiserver.app import build_app
 from apiserver.authn.x509 import PeerCertificateProtocol
 from apiserver.config import ApiServerConfig
+from apiserver.tracing import StoreSpanExporter
 from kube.component import UsageError, parse_flags, run_component
+from kube.tracing import TracingConfig, setup_tracing
 
 PROG = "picokube apiserver"
 
@@ -53,6 +55,11 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
     p.add_argument("--audit-log-path", type=Path, help="write one JSON audit event per request here")
     p.add_argument("--etcd-compaction-interval", type=float, default=300.0,
                    help="seconds between compactions of etcd history older than this (0 disables)")
+    p.add_argument("--trace-store-file", type=Path, help="keep received spans here (JSON lines, bounded)")
+    p.add_argument("--tracing", default="true", choices=["true", "false"])
+    p.add_argument("--otlp-endpoint", help="also export spans to this OTLP/HTTP collector (http://host:4318)")
+    p.add_argument("--trace-retention-seconds", type=float, default=3600.0)
+    p.add_argument("--trace-max-spans", type=int, default=200_000)
     a = p.parse_args(argv)
     if not (a.tls_cert_file and a.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
@@ -68,6 +75,8 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         kubelet_certificate_authority=a.kubelet_certificate_authority, etcd_prefix=a.etcd_prefix,
         min_request_timeout=a.min_request_timeout, log_level=a.log_level, watch_cache=a.watch_cache == "true",
         etcd_compaction_interval=a.etcd_compaction_interval, audit_log_path=a.audit_log_path,
+        trace_store_path=a.trace_store_file, tracing=a.tracing == "true", otlp_endpoint=a.otlp_endpoint,
+        trace_retention_seconds=a.trace_retention_seconds, trace_max_spans=a.trace_max_spans,
     )
 
 
@@ -93,7 +102,9 @@ def build_server(config: ApiServerConfig) -> _Server:
     if config.client_ca_file:
         client_auth = {"ssl_ca_certs": str(config.client_ca_file), "ssl_cert_reqs": ssl.CERT_OPTIONAL,
                        "http": PeerCertificateProtocol}
-    return _Server(uvicorn.Config(build_app(config), host=config.bind_address, port=config.port,
+    own_spans = StoreSpanExporter()
+    setup_tracing("apiserver", config=TracingConfig(config.tracing, config.otlp_endpoint), exporters=[own_spans])
+    return _Server(uvicorn.Config(build_app(config, own_spans=own_spans), host=config.bind_address, port=config.port,
                                   log_level="warning", ssl_certfile=str(config.tls_cert_file),
                                   ssl_keyfile=str(config.tls_private_key_file), access_log=False,
                                   timeout_graceful_shutdown=3, lifespan="on", **client_auth))

@@ -14,6 +14,7 @@ from apiserver.config import ApiServerConfig
 from apiserver.pipeline import Receive, Scope, Send, send_status
 from apiserver.server import ApiServer, assemble
 from apiserver.storage.interface import Storage
+from apiserver.tracing import StoreSpanExporter
 from kube.errors import ServiceUnavailable
 
 __all__ = ["build_app", "ApiServerApp"]
@@ -23,8 +24,8 @@ class ApiServerApp:
     """The ASGI entry point: lifespan assembles, starts and stops the server; HTTP goes to it."""
 
     def __init__(self, config: ApiServerConfig, *, storage: Storage | None = None,
-                 admission_plugins: Iterable[object] = ()) -> None:
-        self.config, self.storage_override = config, storage
+                 admission_plugins: Iterable[object] = (), own_spans: StoreSpanExporter | None = None) -> None:
+        self.config, self.storage_override, self.own_spans = config, storage, own_spans
         self.admission_plugins = list(admission_plugins)
         self.server: ApiServer | None = None
 
@@ -43,7 +44,7 @@ class ApiServerApp:
             if message["type"] == "lifespan.startup":
                 try:
                     server = await assemble(self.config, storage=self.storage_override,
-                                            admission_plugins=self.admission_plugins)
+                                            admission_plugins=self.admission_plugins, own_spans=self.own_spans)
                     await server.start()
                 except Exception as e:  # noqa: BLE001 - startup failure: uvicorn exits non-zero
                     await send({"type": "lifespan.startup.failed", "message": repr(e)})
@@ -58,6 +59,7 @@ class ApiServerApp:
 
 
 def build_app(config: ApiServerConfig, *, storage: Storage | None = None,
-              admission_plugins: Iterable[object] = ()) -> ApiServerApp:
-    """The ASGI app; connects to etcd on startup unless a storage is handed in."""
-    return ApiServerApp(config, storage=storage, admission_plugins=admission_plugins)
+              admission_plugins: Iterable[object] = (), own_spans: StoreSpanExporter | None = None) -> ApiServerApp:
+    """The ASGI app; connects to etcd on startup unless a storage is handed in; `own_spans`, the
+    exporter of this process's tracer provider, is attached to the server's span store."""
+    return ApiServerApp(config, storage=storage, admission_plugins=admission_plugins, own_spans=own_spans)

@@ -45,3 +45,12 @@ class ApiServerConfig:
     watch_cache: bool = True
     # Compact etcd history older than this many seconds, every this many seconds (0: never).
     etcd_compaction_interval: float = 300.0
+    # Tracing: spans of writes (and every component's, received on /v1/traces) are kept here,
+    # one JSON line per batch; None keeps them in memory only.
+    trace_store_path: Path | None = None
+    tracing: bool = True
+    # Also send the API server's spans to this external OTLP/HTTP collector.
+    otlp_endpoint: str | None = None
+    # Spans are kept this many seconds, and at most this many.
+    trace_retention_seconds: float = 3600.0
+    trace_max_spans: int = 200_000

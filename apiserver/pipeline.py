@@ -13,17 +13,24 @@ through and each request costs no extra task. Guarantees:
 - resource requests go to the resource handler, everything else to the plain routes;
 - an `ApiError` becomes its `Status`; an unexpected exception before the response started
   becomes a 500 `Status`, logged once;
+- a write to a resource runs in a server span (KEP-647's apiserver tracing): a child of the
+  caller's `traceparent` header, else, for a person's write, the root of a new trace; a
+  component's write without one is not traced. The registry records that span's context on
+  the object it writes (`kube.tracing.stamp`), so whatever reacts to the object continues it;
 - every request is observed in the metrics with its verb, resource and code, and, with an
   audit log configured, written to it once it completes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace
 from starlette.requests import Request
 
 from apiserver.audit import AuditLog, header
@@ -36,6 +43,7 @@ from apiserver.endpoints.request_info import RequestInfo, parse_request_info
 from apiserver.endpoints.responses import status_body
 from apiserver.metrics import Metrics
 from kube.errors import ApiError, Forbidden, InternalError, Unauthorized
+from kube.tracing import TRACEPARENT, attrs, child_span, extract_traceparent, tracer
 
 __all__ = ["RequestPipeline", "attributes_for", "send_status"]
 
@@ -47,6 +55,35 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
+_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_COMPONENT_GROUPS = frozenset({"system:nodes", "system:serviceaccounts"})
+
+
+def _trace_parent(scope: Scope, info: RequestInfo, user: UserInfo) -> otel_context.Context | None:
+    """The context a write's span starts in, or None when the request is not traced."""
+    if not info.is_resource_request or scope.get("method") not in _WRITES:
+        return None
+    parent = extract_traceparent(header(scope, TRACEPARENT.encode()))
+    if parent is not None:
+        return trace.set_span_in_context(trace.NonRecordingSpan(parent), otel_context.Context())
+    if user.name.startswith("system:") or _COMPONENT_GROUPS.intersection(user.groups):
+        return None  # a component's own housekeeping (heartbeats, leases) starts no trace
+    return otel_context.Context()
+
+
+@contextlib.contextmanager
+def _write_span(scope: Scope, info: RequestInfo, user: UserInfo, authn_seconds: float) -> Iterator[None]:
+    parent = _trace_parent(scope, info, user)
+    if parent is None:
+        yield
+        return
+    resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
+    with tracer().start_as_current_span(f"{info.verb} {resource}", context=parent, kind=trace.SpanKind.SERVER,
+                                        record_exception=False, attributes={
+                                            attrs.ACTOR: "apiserver", attrs.HOP: True, attrs.VERB: info.verb,
+                                            attrs.USER: user.name, attrs.SUBRESOURCE: info.subresource or ""}) as span:
+        span.add_event("authenticated", {"seconds": authn_seconds})
+        yield
 
 
 async def send_status(send: Send, err: ApiError) -> None:
@@ -99,6 +136,8 @@ class RequestPipeline:
 
     async def serve(self, scope: Scope, receive: Receive, send: Send, info: RequestInfo) -> None:
         try:
+            started = time.monotonic()
+            user = None
             if info.path not in ANONYMOUS_PATHS:
                 user = self.authenticate(scope)
                 if user is None:
@@ -108,16 +147,31 @@ class RequestPipeline:
                 acting = impersonate(user, scope["headers"], self.authorizer)
                 if acting is not None:
                     state["user"] = user = acting
-                self.authorize(user, info)
-            if not info.is_resource_request:
-                await self.routes(scope, receive, send)
-                return
-            response = await self.handler.handle(Request(scope, receive), info,
-                                                 scope.get("state", {}).get("user") or ANONYMOUS)
+            with _write_span(scope, info, user or ANONYMOUS, time.monotonic() - started):
+                response = await self.authorize_and_handle(scope, receive, send, info, user)
+                if response is None:
+                    return
         except ApiError as e:
             await send_status(send, e)
             return
         await response(scope, receive, send)
+
+    async def authorize_and_handle(self, scope: Scope, receive: Receive, send: Send, info: RequestInfo,
+                                   user: UserInfo | None) -> Any:
+        """Authorize, then serve a plain route (None: answered already) or return the resource response."""
+        if user is not None:
+            with child_span("authorize"):
+                self.authorize(user, info)
+        if not info.is_resource_request:
+            await self.routes(scope, receive, send)
+            return None
+        span = trace.get_current_span()
+        try:
+            return await self.handler.handle(Request(scope, receive), info, user or ANONYMOUS)
+        except ApiError as e:
+            if span.is_recording():
+                span.set_status(trace.StatusCode.ERROR, f"{e.code} {e}")
+            raise
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -31,6 +31,7 @@ from apiserver.config import ApiServerConfig
 from apiserver.endpoints.handlers import ResourceHandler
 from apiserver.endpoints.oidc import oidc_router
 from apiserver.endpoints.routes import build_routes
+from apiserver.endpoints.traces import traces_router
 from apiserver.metrics import Metrics
 from apiserver.pipeline import Receive, RequestPipeline, Scope, Send
 from apiserver.registry.builtin import install_builtin
@@ -47,6 +48,7 @@ from apiserver.registry.rest import Storage as RestStorage
 from apiserver.registry.watch_cache import WatchCache
 from apiserver.storage import Etcd3Storage
 from apiserver.storage.interface import Storage
+from apiserver.tracing import SpanStore, StoreSpanExporter
 from kube.errors import ApiError
 from kube.resources import RESOURCES, VIRTUAL_KINDS, ResourceInfo
 
@@ -150,7 +152,7 @@ def _path(path: Any) -> str | None:
 
 
 async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
-                   admission_plugins: Iterable[object] = ()) -> ApiServer:
+                   admission_plugins: Iterable[object] = (), own_spans: StoreSpanExporter | None = None) -> ApiServer:
     """Connect (unless `storage` is handed in) and build every part; `admission_plugins` join the default chain."""
     store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints), startup_timeout=30.0)
     signer = TokenSigner(load_or_generate_key(_path(config.service_account_signing_key_file)),
@@ -194,6 +196,11 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
 
     routes = build_routes(registry=registry, metrics=metrics, ready=ready, server_address=server_address)
     routes.include_router(oidc_router(signer))
+    spans = SpanStore(config.trace_store_path, max_age=config.trace_retention_seconds,
+                      max_spans=config.trace_max_spans)
+    if own_spans is not None:
+        own_spans.attach(spans)
+    routes.include_router(traces_router(spans))
     audit = AuditLog(config.audit_log_path) if config.audit_log_path else None
     pipeline = RequestPipeline(routes=routes, handler=handler, authenticator=_authenticator(config, signer, registry),
                                authorizer=authorizer, metrics=metrics, audit=audit)

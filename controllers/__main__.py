@@ -17,11 +17,14 @@ from kube.client import RESTClient, load_kubeconfig
 from kube.component import (
     UsageError,
     add_leader_election_flags,
+    add_tracing_flags,
     leader_election_from_flags,
     parse_flags,
     run_component,
     run_leader_elected,
+    tracing_from_flags,
 )
+from kube.tracing import setup_tracing
 
 PROG = "python -m controllers"
 
@@ -53,6 +56,7 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                         help="CA bundle to publish as the kube-root-ca.crt ConfigMap in every namespace "
                              "(default: the kubeconfig's CA)")
     add_leader_election_flags(parser, lease=LEASE, what="run the controllers")
+    add_tracing_flags(parser)
     args = parser.parse_args(argv)
     if args.concurrent_deployment_syncs < 1 or args.concurrent_replicaset_syncs < 1:
         raise UsageError("--concurrent-*-syncs must be at least 1")
@@ -65,11 +69,13 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                                    node_monitor_grace_period=args.node_monitor_grace_period,
                                    node_monitor_period=args.node_monitor_period,
                                    root_ca_file=args.root_ca_file,
-                                   leader_election=leader_election_from_flags(args, lease=LEASE))
+                                   leader_election=leader_election_from_flags(args, lease=LEASE),
+                                   tracing=tracing_from_flags(args))
 
 
 async def run(config: ControllerManagerConfig) -> None:
     """Run the controllers (with --leader-elect, only while leader) until cancelled."""
+    setup_tracing("controller-manager", config=config.tracing, client=load_kubeconfig(config.kubeconfig))
     if config.leader_election is None:
         await run_controller_manager(config)
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kube.component import LeaderElection
+from kube.tracing import TracingConfig
 
 __all__ = ["LEASE", "USER_AGENT", "ControllerManagerConfig"]
 
@@ -26,5 +27,6 @@ class ControllerManagerConfig:
     root_ca_file: str | None = None
     """With --root-ca-file: the CA bundle published as kube-root-ca.crt in every namespace
     (without it, the CA the kubeconfig trusts)."""
+    tracing: TracingConfig = TracingConfig()
     leader_election: LeaderElection | None = None
     """With --leader-elect: act only while holding the Lease kube-system/kube-controller-manager."""

@@ -37,6 +37,7 @@ from typing import TypeVar
 from kube.client import KubeconfigError, RESTClient
 from kube.leaderelection import LeaderElector, LeadershipLost
 from kube.log import setup_logging
+from kube.tracing import TracingConfig, shutdown_tracing
 
 __all__ = [
     "COMMON_FAILURES",
@@ -46,6 +47,8 @@ __all__ = [
     "LeaderElection",
     "UsageError",
     "add_leader_election_flags",
+    "add_tracing_flags",
+    "tracing_from_flags",
     "leader_election_from_flags",
     "parse_flags",
     "run_component",
@@ -99,6 +102,8 @@ def run_component(work: Callable[[], Awaitable[None]], *, name: str, log_level: 
         else:
             logger.error(message, extra={"component": name, "error": str(cause)})
         return EXIT_FAILURE
+    finally:
+        shutdown_tracing()  # flush the spans still queued
     return EXIT_OK
 
 
@@ -130,6 +135,18 @@ def _single(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
     return error
+
+
+def add_tracing_flags(parser: argparse.ArgumentParser) -> None:
+    """Add `--tracing` (on by default) and `--otlp-endpoint` (an external collector besides the API server)."""
+    parser.add_argument("--tracing", default="true", choices=["true", "false"],
+                        help="export spans to the API server's trace collector (default true)")
+    parser.add_argument("--otlp-endpoint", default=None,
+                        help="also export spans to this OTLP/HTTP collector (http://host:4318)")
+
+
+def tracing_from_flags(args: argparse.Namespace) -> TracingConfig:
+    return TracingConfig(enabled=args.tracing == "true", otlp_endpoint=args.otlp_endpoint)
 
 
 @dataclass(frozen=True)

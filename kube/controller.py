@@ -8,7 +8,10 @@ Mirrors controller-runtime's reconcile package and `reconcileHandler`:
 - `Result(requeue_after=s)` re-queues after s seconds; success forgets the backoff;
 - one key is never reconciled by two workers at once: the work queue guarantees it as long
   as every `get` is matched by exactly one `done`, which the worker loop does on every
-  path, a reconcile cancelled mid-flight included.
+  path, a reconcile cancelled mid-flight included;
+- a reconcile woken by a traced change runs in a span that continues that change's trace
+  (its writes become children of it); the span records the event, the queue wait and the
+  outcome, and tracing never changes the outcome.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from opentelemetry.trace import Span, StatusCode
+
 from kube.errors import Conflict
+from kube.tracing import reconcile_span
 from kube.workqueue import ShutDown, WorkQueue
 
 __all__ = ["Reconciler", "Request", "Result", "TerminalError", "run_workers", "split_key"]
@@ -53,24 +59,38 @@ def split_key(key: str) -> Request:
     return Request(ns, name)
 
 
+def _outcome(span: Span | None, error: str | None) -> None:
+    if span is not None and error is not None:
+        span.set_status(StatusCode.ERROR, error)
+
+
 async def _reconcile_one(name: str, queue: WorkQueue[str], reconcile: Reconciler, key: str) -> None:
-    """Reconcile one key and apply the retry policy; CancelledError propagates, nothing else does."""
+    """Reconcile one key in its hop's span; CancelledError propagates, nothing else does."""
+    with reconcile_span(f"reconcile {name}", queue.take_cause(key), actor=name, obj=key) as span:
+        _outcome(span, await _reconcile_with_retries(name, queue, reconcile, key))
+
+
+async def _reconcile_with_retries(name: str, queue: WorkQueue[str], reconcile: Reconciler, key: str) -> str | None:
+    """Reconcile one key and apply the retry policy; return the error, if any."""
     try:
         result = await reconcile(split_key(key))
     except TerminalError as e:
         logger.error("Reconcile failed permanently", extra={"controller": name, "key": key, "error": str(e)})
         queue.forget(key)
+        return str(e)
     except Conflict as e:
         logger.debug("Reconcile conflict, will retry", extra={"controller": name, "key": key, "error": str(e)})
         queue.add_rate_limited(key)
+        return str(e)
     except Exception as e:  # noqa: BLE001 - the loop boundary: any failure is retried with backoff
         logger.warning("Reconcile failed, will retry",
                        extra={"controller": name, "key": key, "error": repr(e), "attempt": queue.num_requeues(key) + 1})
         queue.add_rate_limited(key)
-    else:
-        queue.forget(key)
-        if result is not None and result.requeue_after is not None:
-            queue.add_after(key, result.requeue_after)
+        return repr(e)
+    queue.forget(key)
+    if result is not None and result.requeue_after is not None:
+        queue.add_after(key, result.requeue_after)
+    return None
 
 
 async def _worker(name: str, queue: WorkQueue[str], reconcile: Reconciler) -> None:

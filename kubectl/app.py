@@ -15,6 +15,7 @@ from kubectl.cmd.logs import logs
 from kubectl.cmd.node import cordon, drain, uncordon
 from kubectl.cmd.rollout import rollout_app
 from kubectl.cmd.scale import scale
+from kubectl.cmd.trace import trace
 from kubectl.cmd.wait import wait
 
 __all__ = ["app", "NEEDS_NO_SERVER"]
@@ -25,7 +26,8 @@ app = typer.Typer(name="pkctl", no_args_is_help=True, add_completion=True, prett
                        "Global flags, anywhere on the line: --kubeconfig FILE, --context NAME, --server URL, "
                        "--token T, --certificate-authority FILE, --insecure-skip-tls-verify, -n NS, -A.")
 
-for fn in (create, apply, get, describe, delete, logs, scale, cordon, uncordon, drain, wait, version, completion):
+for fn in (create, apply, get, describe, delete, logs, scale, cordon, uncordon, drain, wait, version, completion,
+           trace):
     app.command(fn.__name__.replace("_", "-"))(fn)
 app.command("api-resources")(api_resources)
 app.add_typer(rollout_app, name="rollout")

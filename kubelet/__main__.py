@@ -15,8 +15,9 @@ import dataclasses
 import sys
 
 from kube.client import RESTClient, load_kubeconfig
-from kube.component import UsageError, parse_flags, run_component
+from kube.component import UsageError, add_tracing_flags, parse_flags, run_component, tracing_from_flags
 from kube.quantity import parse_capacity
+from kube.tracing import setup_tracing
 from kubelet.config import FIELD_MANAGER, USER_AGENT, KubeletConfig
 from kubelet.cri.interface import CRIError, RuntimeService
 from kubelet.cri.remote import RemoteRuntime
@@ -113,6 +114,7 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
     p.add_argument("--max-container-restart-period", type=float, default=300.0,
                    help="seconds CrashLoopBackOff waits at most between restarts (10 s doubling up to this)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
+    add_tracing_flags(p)
     a = p.parse_args(argv)
     if a.runtime == "cri" and a.count:
         raise ConfigError("--count runs hollow nodes, which need --runtime simulated")
@@ -130,7 +132,8 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
                          tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,
                          client_ca_file=a.client_ca_file, node_status_update_frequency=a.node_status_update_frequency,
                          node_labels=_labels(a.node_labels), register_with_taints=_taints(a.register_with_taints),
-                         max_container_restart_period=a.max_container_restart_period, log_level=a.log_level)
+                         max_container_restart_period=a.max_container_restart_period, log_level=a.log_level,
+                         tracing=tracing_from_flags(a))
     return Invocation(config, a.count, a.node_name_prefix)
 
 
@@ -150,6 +153,7 @@ async def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str
 async def run(config: KubeletConfig, count: int = 0, prefix: str = "hollow-") -> None:
     """Run one kubelet (or `count` hollow nodes) until cancelled."""
     client_config = load_kubeconfig(config.kubeconfig)
+    setup_tracing("kubelet", config=config.tracing, client=client_config)
     if count:
         async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
             await run_hollow_nodes(hollow_configs(config, count, prefix), client)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kube.tracing import TracingConfig
+
 __all__ = ["KubeletConfig", "FIELD_MANAGER", "USER_AGENT", "NODE_LEASE_NAMESPACE"]
 
 FIELD_MANAGER = "kubelet"
@@ -47,3 +49,4 @@ class KubeletConfig:
     max_container_restart_period: float = 300.0  # CrashLoopBackOff's cap (and first delay, when below 10 s)
     workers: int = 16
     log_level: str = "INFO"
+    tracing: TracingConfig = TracingConfig()

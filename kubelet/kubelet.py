@@ -21,6 +21,8 @@ import asyncio
 import logging
 from typing import Any
 
+from opentelemetry import trace
+
 from kube.api import Pod
 from kube.cache import InformerFactory
 from kube.client import RESTClient
@@ -29,6 +31,7 @@ from kube.controller import Request, Result, run_workers
 from kube.errors import Conflict, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.podutil import is_phase_terminal
+from kube.tracing import child_span
 from kube.workqueue import WorkQueue
 from kubelet.config import KubeletConfig
 from kubelet.cri.interface import (
@@ -101,7 +104,8 @@ class Kubelet:
                 tg.create_task(self.node_status.run())
                 await self.pods.informer.wait_for_sync()
                 logger.info("Pods synced", extra={"node": self.config.node_name, "pods": len(self.pods.list())})
-                tg.create_task(run_workers("kubelet", self.queue, self.reconcile, self.config.workers))
+                tg.create_task(run_workers(f"kubelet/{self.config.node_name}", self.queue, self.reconcile,
+                                           self.config.workers))
                 tg.create_task(self._relist_loop())
                 tg.create_task(self._housekeeping_loop())
         finally:
@@ -120,10 +124,14 @@ class Kubelet:
             await self._terminate(pod)
             return None
         result = await self.syncer.sync(pod)
-        await self._apply_probes(pod, result)
+        with child_span("probes") as span:
+            await self._apply_probes(pod, result)
+            if span is not None:
+                span.set_attribute("kubelet.not_ready_containers", [v.name for v in result.views if v.ready is False])
         status = compute_pod_status(pod, result.sandbox, result.views, runtime=self.runtime_name,
                                     host_ip=self.config.address, init_views=result.init_views,
                                     initialized=result.initialized, init_failed=result.init_failed)
+        trace.get_current_span().set_attribute("k8s.pod.phase", str(status.get("phase") or ""))
         await self._patch_status(pod, status)
         return Result(requeue_after=result.retry_after) if result.retry_after is not None else None
 

@@ -24,6 +24,7 @@ from kube.api import Container, Pod
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.podutil import is_pod_terminal
 from kube.quantity import cpu_millis, to_int
+from kube.tracing import child_span
 from kubelet.cri.interface import (
     CONTAINER_NAME_LABEL,
     POD_NAME_LABEL,
@@ -176,7 +177,8 @@ class PodSyncer:
         attempt = latest.attempt + 1 if latest is not None else 0
         for old in sandboxes:
             await self.runtime.remove_pod_sandbox(old.id)
-        sandbox_id = await self.runtime.run_pod_sandbox(_sandbox_config(pod, attempt))
+        with child_span("RunPodSandbox", attempt=attempt):
+            sandbox_id = await self.runtime.run_pod_sandbox(_sandbox_config(pod, attempt))
         return await self.runtime.pod_sandbox_status(sandbox_id)
 
     async def sync(self, pod: Pod) -> SyncResult:
@@ -283,7 +285,8 @@ class PodSyncer:
                     return wait
             self.recorder.event(pod, EVENT_NORMAL, "Pulling", f'Pulling image "{image}"')
             try:
-                await self.runtime.pull_image(image)
+                with child_span("PullImage", image=image):
+                    await self.runtime.pull_image(image)
             except ImagePullError as e:
                 self._image_failures[key] = (failures + 1, time.time())
                 view.waiting_reason, view.waiting_message = "ErrImagePull", str(e)
@@ -301,9 +304,11 @@ class PodSyncer:
                                  working_dir=spec.working_dir or "", attempt=attempt, labels=labels,
                                  **_resources(spec))
         try:
-            cid = await self.runtime.create_container(sandbox.id, config, _sandbox_config(pod, sandbox.attempt))
+            with child_span("CreateContainer", container=name, image=image):
+                cid = await self.runtime.create_container(sandbox.id, config, _sandbox_config(pod, sandbox.attempt))
             self.recorder.event(pod, EVENT_NORMAL, "Created", f"Created container {name}")
-            await self.runtime.start_container(cid)
+            with child_span("StartContainer", container=name):
+                await self.runtime.start_container(cid)
         except CRIError as e:
             view.waiting_reason, view.waiting_message = "CreateContainerError", str(e)
             self.recorder.event(pod, EVENT_WARNING, "Failed", f"Error: {e}")

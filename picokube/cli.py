@@ -101,6 +101,10 @@ def up(
         help="Seconds between a kubelet's Lease renewals and status heartbeats (default 10).")] = None,
     max_container_restart_period: Annotated[float | None, typer.Option(
         help="Most seconds a kubelet's CrashLoopBackOff waits between restarts (default 300).")] = None,
+    tracing: Annotated[bool, typer.Option(
+        help="Trace every component; spans are kept by the API server (pkctl trace).")] = True,
+    otlp_endpoint: Annotated[str | None, typer.Option(
+        help="Also send every component's spans to this OTLP/HTTP collector (http://host:4318).")] = None,
     detach: Annotated[bool, typer.Option(help="Run in the background; return once every node is Ready.")] = False,
     timeout: Annotated[float, typer.Option(help="With --detach: seconds to wait for a Ready cluster.")] = 120.0,
 ) -> None:
@@ -113,7 +117,8 @@ def up(
             nodes=nodes, runtime=chosen, containerd_socket=containerd_socket, node_capacity=node_capacity,
             pod_start_delay=pod_start_delay, node_monitor_grace_period=node_monitor_grace_period,
             node_status_update_frequency=node_status_update_frequency,
-            max_container_restart_period=max_container_restart_period)
+            max_container_restart_period=max_container_restart_period, tracing=tracing,
+            otlp_endpoint=otlp_endpoint)
     except (UpError, ValueError) as e:
         _fail(str(e))
     typer.echo(f"Using runtime {chosen} ({reason})")

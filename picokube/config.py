@@ -57,6 +57,8 @@ class ClusterConfig:
     node_monitor_grace_period: float | None = None
     node_status_update_frequency: float | None = None
     max_container_restart_period: float | None = None  # kubelets' CrashLoopBackOff cap (None: 300 s)
+    tracing: bool = True  # every component exports spans to the API server's collector
+    otlp_endpoint: str | None = None  # and, when set, to this external OTLP/HTTP collector
 
     def __post_init__(self) -> None:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):

@@ -111,6 +111,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         return ComponentSpec(name, (sys.executable, "-m", package, *args), ready=ready, env=env, cwd=cwd)
 
     readyz_probe = ApiProbe(config.apiserver_url, pki.ca_cert)  # lives as long as the supervisor
+    tracing = ("--tracing", "true" if config.tracing else "false",
+               *(("--otlp-endpoint", config.otlp_endpoint) if config.otlp_endpoint else ()))
 
     specs = []
     if config.own_etcd:
@@ -127,15 +129,16 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--kubelet-client-key", str(config.pki_dir / "apiserver-kubelet-client.key"),
         "--service-account-signing-key-file", str(config.pki_dir / "sa.key"),
         "--authorization-mode", "Node,RBAC", "--audit-log-path", str(config.logs_dir / "audit.log"),
+        "--trace-store-file", str(config.data_dir / "traces.jsonl"), *tracing,
         ready=lambda: readyz_probe.readyz()[0]))
     grace = config.node_monitor_grace_period
     specs.append(python("controller-manager", "controllers",
                         "--kubeconfig", str(config.kubeconfig_for("controller-manager")),
-                        "--root-ca-file", str(pki.ca_cert),
+                        "--root-ca-file", str(pki.ca_cert), *tracing,
                         # Nodes are checked four times per grace period, at most every 5 s as upstream.
                         *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
                           if grace is not None else ())))
-    specs.append(python("scheduler", "scheduler", "--kubeconfig", str(config.kubeconfig_for("scheduler"))))
+    specs.append(python("scheduler", "scheduler", "--kubeconfig", str(config.kubeconfig_for("scheduler")), *tracing))
     for containerd in config.containerd_nodes():
         containerd.write_config()
         specs.append(ComponentSpec(f"containerd-{config.node_names[containerd.index - 1]}", containerd.argv(),
@@ -157,7 +160,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             "--pod-cidr", pod_cidr, *runtime_args,
             "--tls-cert-file", str(config.pki_dir / f"kubelet-{node}.crt"),
             "--tls-private-key-file", str(config.pki_dir / f"kubelet-{node}.key"),
-            "--client-ca-file", str(pki.ca_cert),
+            "--client-ca-file", str(pki.ca_cert), *tracing,
             *(("--pod-start-delay", str(config.pod_start_delay)) if config.pod_start_delay else ()),
             *(("--node-status-update-frequency", str(config.node_status_update_frequency))
               if config.node_status_update_frequency is not None else ()),

@@ -19,11 +19,14 @@ from kube.client import RESTClient, load_kubeconfig
 from kube.component import (
     UsageError,
     add_leader_election_flags,
+    add_tracing_flags,
     leader_election_from_flags,
     parse_flags,
     run_component,
     run_leader_elected,
+    tracing_from_flags,
 )
+from kube.tracing import setup_tracing
 from scheduler.config import (
     DEFAULT_SCHEDULER_NAME,
     FIELD_MANAGER,
@@ -55,12 +58,14 @@ def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
     p.add_argument("--parallel-binds", type=int, default=16)
     p.add_argument("--metrics-file", help="write attempt counts and scheduling-cycle latencies (JSON) here on exit")
     add_leader_election_flags(p, lease=LEASE, what="schedule")
+    add_tracing_flags(p)
     a = p.parse_args(argv)
     config = SchedulerConfig(kubeconfig=a.kubeconfig, scheduler_name=a.scheduler_name, log_level=a.log_level,
                              percentage_of_nodes_to_score=a.percentage_of_nodes_to_score,
                              pod_initial_backoff_seconds=a.pod_initial_backoff_seconds,
                              pod_max_backoff_seconds=a.pod_max_backoff_seconds, parallel_binds=a.parallel_binds,
-                             leader_election=leader_election_from_flags(a, lease=LEASE), metrics_file=a.metrics_file)
+                             leader_election=leader_election_from_flags(a, lease=LEASE), metrics_file=a.metrics_file,
+                             tracing=tracing_from_flags(a))
     if a.config is None:
         return config
     try:
@@ -81,6 +86,7 @@ def _first(value: T | None, fallback: T) -> T:
 
 async def run(config: SchedulerConfig) -> None:
     """Schedule (with --leader-elect, only while leader) until cancelled."""
+    setup_tracing("scheduler", config=config.tracing, client=load_kubeconfig(config.kubeconfig))
     async with RESTClient(load_kubeconfig(config.kubeconfig), user_agent=USER_AGENT,
                           field_manager=FIELD_MANAGER) as client:
         await run_leader_elected(client, config.leader_election, lambda: Scheduler(config, client).run())

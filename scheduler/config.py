@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kube.component import LeaderElection
+from kube.tracing import TracingConfig
 from scheduler.framework import Profile
 
 __all__ = ["DEFAULT_SCHEDULER_NAME", "FIELD_MANAGER", "LEASE", "USER_AGENT", "SchedulerConfig"]
@@ -29,6 +30,7 @@ class SchedulerConfig:
     parallel_binds: int = 16
     """Bindings in flight at once; more pods keep being scheduled (and assumed) meanwhile."""
     parallel_status_updates: int = 4
+    tracing: TracingConfig = TracingConfig()
     leader_election: LeaderElection | None = None
     """With --leader-elect: schedule only while holding the Lease kube-system/kube-scheduler."""
     metrics_file: str | None = None

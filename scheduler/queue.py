@@ -19,13 +19,16 @@ stale by the time it is popped is simply skipped. Loop-local: use from one event
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import heapq
 import itertools
 import logging
+import time
 from collections import Counter
 from typing import Any
 
 from kube.clock import Clock, RealClock
+from kube.tracing import Cause, current_cause
 from kube.workqueue import ShutDown
 
 __all__ = ["SchedulingQueue"]
@@ -50,12 +53,16 @@ class SchedulingQueue:
         self._dirty: set[str] = set()  # added while processing: active again at done()
         self._wakeup = asyncio.Event()
         self._shutting_down = False
+        self._causes: dict[str, Cause] = {}
 
     # --- adding --------------------------------------------------------------------------
     def add(self, key: str, priority: int | None = None) -> None:
         """Make `key` active now (deduplicated); `priority` is the pod's, remembered for requeues."""
         if priority is not None:
             self._priority[key] = priority
+        cause = current_cause()
+        if cause is not None:
+            self._causes[key] = dataclasses.replace(cause, queued=time.time())
         if key in self._processing:
             self._dirty.add(key)
             return
@@ -129,6 +136,10 @@ class SchedulingQueue:
             self.add(key)
 
     # --- bookkeeping ---------------------------------------------------------------------
+    def cause_of(self, key: str) -> Cause | None:
+        """The tracing cause of `key`'s latest add; kept across retries until `forget`."""
+        return self._causes.get(key)
+
     def is_unschedulable(self, key: str) -> bool:
         return key in self._unschedulable
 
@@ -137,6 +148,7 @@ class SchedulingQueue:
         self._attempts.pop(key, None)
         self._backoff_until.pop(key, None)
         self._priority.pop(key, None)
+        self._causes.pop(key, None)
 
     def num_attempts(self, key: str) -> int:
         return self._attempts.get(key, 0)

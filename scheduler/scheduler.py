@@ -26,6 +26,8 @@ import time
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
+from opentelemetry.trace import Span, StatusCode
+
 from kube.api import Node, Pod
 from kube.cache import EventHandler, InformerFactory
 from kube.client import RESTClient
@@ -33,6 +35,7 @@ from kube.clock import Clock
 from kube.errors import Conflict, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.timeutil import now_rfc3339
+from kube.tracing import attrs, child_span, object_ref, reconcile_span
 from kube.workqueue import ShutDown
 from scheduler.cache import SchedulerCache
 from scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
@@ -115,7 +118,17 @@ class Scheduler:
 
     # --- the scheduling cycle (synchronous) ----------------------------------------------
     def schedule_one(self, key: str) -> None:
-        """Make one scheduling attempt for the pod under `key`, as the store has it now."""
+        """Make one scheduling attempt for the pod under `key`, as the store has it now.
+
+        An attempt for a pod whose creation was traced runs in a span of that trace: the
+        feasible and evaluated node counts and the chosen node, or the reason none fit.
+        """
+        ns, _, name = key.rpartition("/")
+        with reconcile_span("schedule", self.queue.cause_of(key), actor="scheduler",
+                            obj=object_ref("Pod", ns, name)) as span:
+            self._schedule_one(key, span)
+
+    def _schedule_one(self, key: str, span: Span | None) -> None:
         pod = self.pod_informer.store.get(key)
         if pod is None or not is_pending_for(pod, self.scheduler_names):
             self.queue.forget(key)
@@ -127,6 +140,9 @@ class Scheduler:
             result = self.algorithm_for(pod).schedule(pod, self.cache.node_infos())
         except FitError as e:
             self.metrics.observe_attempt("unschedulable", time.perf_counter() - started)
+            if span is not None:
+                span.set_attribute(attrs.REASON, e.message)
+                span.set_status(StatusCode.ERROR, e.message)
             self._handle_unschedulable(pod, e)
             return
         except SchedulingError as e:
@@ -136,6 +152,9 @@ class Scheduler:
             return
         self.metrics.observe_attempt("scheduled", time.perf_counter() - started)
         host = result.suggested_host
+        if span is not None:
+            span.set_attributes({attrs.NODE: host, "scheduler.feasible_nodes": result.feasible_nodes,
+                                 "scheduler.evaluated_nodes": result.evaluated_nodes})
         self.cache.assume_pod(pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": host})}),
                               host)
         logger.debug("Pod assumed", extra={"pod": key, "node": host, "feasible": result.feasible_nodes,
@@ -158,7 +177,8 @@ class Scheduler:
         key, ns, name = pod.key, str(pod.metadata.namespace), str(pod.metadata.name)
         try:
             async with self._bind_slots:
-                await self.client.bind(namespace=ns, name=name, node_name=node_name, uid=pod.metadata.uid)
+                with child_span("bind", **{attrs.NODE: node_name}):
+                    await self.client.bind(namespace=ns, name=name, node_name=node_name, uid=pod.metadata.uid)
         except Exception as e:  # noqa: BLE001 - any failure: undo the assumption and retry
             self.metrics.observe_binding(False)
             self.cache.forget_pod(key)

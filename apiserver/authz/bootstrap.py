@@ -160,6 +160,8 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
              "verbs": ["create", "get", "update", "patch", "list", "watch"]},
         ]),
+        # Components send their spans to the API server's trace collector (apiserver/endpoints/traces.py).
+        _cluster_role("system:picokube:trace-writer", [{"nonResourceURLs": ["/v1/traces"], "verbs": ["post"]}]),
         *_user_facing_roles(),
     ]
     bindings = [
@@ -173,5 +175,8 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _binding("system:kube-controller-manager", "system:kube-controller-manager",
                  ("User", "system:kube-controller-manager")),
         _binding("system:kube-scheduler", "system:kube-scheduler", ("User", "system:kube-scheduler")),
+        _binding("system:picokube:trace-writer", "system:picokube:trace-writer",
+                 ("User", "system:kube-controller-manager"), ("User", "system:kube-scheduler"),
+                 ("Group", "system:nodes")),
     ]
     return [("clusterroles", r) for r in roles] + [("clusterrolebindings", b) for b in bindings]

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import trace
+
 from apiserver.admission.chain import RequestAdmission
 from apiserver.admission.interfaces import Attributes, Operation
 from apiserver.fieldmanager import record_update
@@ -60,6 +62,7 @@ from kube.errors import (
 from kube.resources import ResourceInfo
 from kube.selectors import FieldSelector, LabelSelector
 from kube.timeutil import format_time, utc_now
+from kube.tracing import TRACE_ANNOTATION, attrs, child_span, object_ref, stamp
 
 if TYPE_CHECKING:
     from apiserver.registry.lister import CacheLister
@@ -72,6 +75,20 @@ Events = list[WatchEvent]
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _PROPAGATION_FINALIZERS = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}
+
+
+def _carry_trace_context(new_meta: Obj, old_meta: Obj) -> None:
+    """The trace annotation is the server's: a client's copy of it never counts as a change."""
+    value = (old_meta.get("annotations") or {}).get(TRACE_ANNOTATION)
+    annotations = new_meta.get("annotations")
+    if value is not None:
+        if not isinstance(annotations, dict):
+            annotations = new_meta["annotations"] = {}
+        annotations[TRACE_ANNOTATION] = value
+    elif isinstance(annotations, dict) and TRACE_ANNOTATION in annotations:
+        del annotations[TRACE_ANNOTATION]
+        if not annotations:
+            del new_meta["annotations"]
 
 
 def now_rfc3339(offset_seconds: int = 0) -> str:
@@ -274,7 +291,8 @@ class RegistryStore:
         attrs = self.attributes(admission, Operation.CREATE, namespace=namespace, obj=obj, old=None, subresource=None,
                                 name=str(meta.get("name") or meta.get("generateName") or ""), dry_run=dry_run)
         async with attrs.held:
-            await admission.chain.admit(attrs)
+            with child_span("admission"):
+                await admission.chain.admit(attrs)
             return await self._create(namespace, obj, meta, dry_run=dry_run, manager=manager, attrs=attrs,
                                       validate=admission.chain.validate)
 
@@ -298,21 +316,26 @@ class RegistryStore:
         self.strategy.prepare_for_create(obj)
         if self.schema is not None:
             normalize_quantities(obj, self.schema)
-        errs = self.strategy.validate(obj)
-        if errs:
-            raise self.invalid(str(meta.get("name") or ""), errs)
-        if attrs is not None and validate is not None:
-            attrs.name = str(meta["name"])
-            await validate(attrs)
+        with child_span("validation"):
+            errs = self.strategy.validate(obj)
+            if errs:
+                raise self.invalid(str(meta.get("name") or ""), errs)
+            if attrs is not None and validate is not None:
+                attrs.name = str(meta["name"])
+                await validate(attrs)
         if manager is not None:
             meta.pop("managedFields", None)
             record_update(None, obj, manager=manager, node=self.schema, api_version=self.info.api_version,
                           now=meta["creationTimestamp"])
+        stamp(meta)
         data = self.encode(obj)
         if dry_run:
             return obj
         try:
-            rev = await self.storage.create(self.key(namespace, meta["name"]), data)
+            with child_span("etcd create") as span:
+                rev = await self.storage.create(self.key(namespace, meta["name"]), data)
+                if span is not None:
+                    span.set_attribute("etcd.revision", rev)
         except serr.KeyExists:
             raise AlreadyExists(f'{self.info.qualified} "{meta["name"]}" already exists',
                                 details={"name": meta["name"], "group": self.info.group,
@@ -320,7 +343,15 @@ class RegistryStore:
         except serr.Unavailable as e:
             raise ServiceUnavailable(str(e)) from e
         meta["resourceVersion"] = str(rev)
+        self._record_write(namespace, str(meta["name"]), rev)
         return obj
+
+    def _record_write(self, namespace: str | None, name: str, revision: int) -> None:
+        """Name the object and its new resourceVersion on the write's span (when traced)."""
+        span = trace.get_current_span()
+        if span.is_recording():
+            span.set_attribute(attrs.OBJECT, object_ref(self.info.kind, namespace, name))
+            span.set_attribute(attrs.RESOURCE_VERSION, str(revision))
 
     def _carry_server_fields(self, new: Obj, old: Obj) -> None:
         nmeta, ometa = new.setdefault("metadata", {}), old["metadata"]
@@ -366,7 +397,8 @@ class RegistryStore:
                 subresource=subresource, dry_run=dry_run)
             if admission is not None and attrs is not None:
                 attrs.held = held
-                await admission.chain.admit(attrs)
+                with child_span("admission"):
+                    await admission.chain.admit(attrs)
             self.strategy.prepare_for_update(new, old, subresource=subresource)
             if self.schema is not None:
                 normalize_quantities(new, self.schema)
@@ -381,22 +413,28 @@ class RegistryStore:
                     new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
                 else:
                     new["metadata"].pop("managedFields", None)
+            _carry_trace_context(new["metadata"], old["metadata"])
             result["obj"] = new
             if new == old or dry_run:
                 return None
             if manager is not None:
                 record_update(old, new, manager=manager, node=self.schema, api_version=self.info.api_version,
                               now=now_rfc3339(), subresource=subresource if subresource == "status" else None)
+            stamp(new["metadata"], old["metadata"])
             return self.encode(new)
 
         try:
-            kv = await self.storage.guaranteed_update(key, try_update)
+            with child_span("etcd update") as span:
+                kv = await self.storage.guaranteed_update(key, try_update)
+                if span is not None:
+                    span.set_attribute("etcd.revision", kv.mod_revision)
         except serr.KeyNotFound:
             raise self.not_found(name) from None
         except serr.Unavailable as e:
             raise ServiceUnavailable(str(e)) from e
         obj = result["obj"]
         obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
+        self._record_write(namespace, name, kv.mod_revision)
         if not dry_run and self._ready_to_remove(obj):
             await self._remove(key, kv.mod_revision)
         return obj

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from controllers.deployment.fenceposts import desired_replicas, max_surge
 from kube.api import Deployment, KubeObject, ReplicaSet
+from kube.tracing import TRACE_ANNOTATION
 
 __all__ = [
     "DESIRED_REPLICAS_ANNOTATION",
@@ -29,8 +30,9 @@ REVISION_HISTORY_ANNOTATION = "deployment.kubernetes.io/revision-history"
 DESIRED_REPLICAS_ANNOTATION = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS_ANNOTATION = "deployment.kubernetes.io/max-replicas"
 _NOT_COPIED = frozenset({
-    "kubectl.kubernetes.io/last-applied-configuration", REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION,
-    DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, "deprecated.deployment.rollback.to",
+    "kubectl.kubernetes.io/last-applied-configuration", TRACE_ANNOTATION, REVISION_ANNOTATION,
+    REVISION_HISTORY_ANNOTATION, DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION,
+    "deprecated.deployment.rollback.to",
 })
 
 

@@ -7,7 +7,10 @@ Mirrors client-go's SharedIndexInformer contract:
   updates, so handlers never miss a transition across a 410;
 - `has_synced()` is True once the first full list is in the store; gate workers on it;
 - with `resync_period`, every stored object is re-delivered as an update (old is new) that
-  often, so level-triggered controllers re-check the world even without changes.
+  often, so level-triggered controllers re-check the world even without changes;
+- handlers of a real change run under the trace context recorded on the object
+  (`kube.tracing.woken_by`), so whatever they queue continues the trace of the write that
+  made it; a resync carries none.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from kube.cache.reflector import Reflector
 from kube.cache.store import IndexFunc, Store
 from kube.client.rest import RESTClient
 from kube.clock import Clock, RealClock
+from kube.tracing import object_ref, woken_by
 
 __all__ = ["EventHandler", "SharedInformer"]
 
@@ -94,6 +98,15 @@ class SharedInformer(Generic[T_Object]):
         self._dispatch("ADDED" if old is None else "MODIFIED", old, obj)
 
     def _dispatch(self, type_: str, old: T_Object | None, new: T_Object) -> None:
+        if old is new:
+            self._dispatch_to_handlers(type_, old, new)
+            return
+        meta = getattr(new, "metadata")  # noqa: B009 - each kind declares `metadata`, KubeObject does not
+        with woken_by(meta.annotations, event=type_, obj=object_ref(self.cls.info.kind, meta.namespace, meta.name),
+                      resource_version=meta.resource_version or ""):
+            self._dispatch_to_handlers(type_, old, new)
+
+    def _dispatch_to_handlers(self, type_: str, old: T_Object | None, new: T_Object) -> None:
         for h in self._handlers:
             try:
                 if type_ == "ADDED" and h.on_add:

@@ -6,7 +6,9 @@ Two layers share one connection pool:
   return `KubeObject` models for the components.
 
 Every write names its author: `?fieldManager=<component>` and a `User-Agent`, so the API
-can record who wrote what. Failures come back as `kube.errors.ApiError` subclasses rebuilt
+can record who wrote what. A write made inside a traced hop gets a client span and carries
+its W3C `traceparent` header, so the API server's span (and the object it writes) continue
+the trace. Failures come back as `kube.errors.ApiError` subclasses rebuilt
 from the server's `Status`; transport failures surface as `httpx.TransportError`.
 Safe to use from many tasks of one event loop at once.
 """
@@ -20,11 +22,13 @@ from dataclasses import dataclass
 from typing import Any, Generic
 
 import httpx
+from opentelemetry import trace
 
 from kube.api.base import KubeObject, T_Object
 from kube.client.config import ClientConfig
 from kube.errors import ApiError, error_from_status
 from kube.resources import ResourceInfo
+from kube.tracing import TRACEPARENT, attrs, current_traceparent, object_ref, tracer
 
 __all__ = ["PATCH_TYPES", "ObjectList", "RESTClient", "WatchEvent"]
 
@@ -55,6 +59,17 @@ class WatchEvent(Generic[T_Object]):
     object: T_Object | None
     resource_version: str
     raw: dict[str, Any]
+
+
+def _record_written(span: trace.Span, answer: Any) -> None:
+    """Name the object a write produced and its new resourceVersion on the write's span."""
+    if not isinstance(answer, dict) or not span.is_recording():
+        return
+    meta = answer.get("metadata") or {}
+    if answer.get("kind") and meta.get("name"):
+        span.set_attribute(attrs.OBJECT, object_ref(str(answer["kind"]), meta.get("namespace"), meta["name"]))
+    if meta.get("resourceVersion"):
+        span.set_attribute(attrs.RESOURCE_VERSION, str(meta["resourceVersion"]))
 
 
 def _clean(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -100,7 +115,22 @@ class RESTClient:
                       body: Any = None, content_type: str = "application/json",
                       headers: Mapping[str, str] | None = None) -> Any:
         """Send one request; return the decoded JSON (or text) body; raise ApiError on failure."""
+        if method == "GET" or not trace.get_current_span().get_span_context().is_valid:
+            return await self._request(method, path, params=params, body=body, content_type=content_type,
+                                       headers=headers)
+        with tracer().start_as_current_span(f"{method} {path}", kind=trace.SpanKind.CLIENT,
+                                            attributes={attrs.VERB: method}) as span:
+            answer = await self._request(method, path, params=params, body=body, content_type=content_type,
+                                         headers=headers)
+            _record_written(span, answer)
+            return answer
+
+    async def _request(self, method: str, path: str, *, params: Mapping[str, Any] | None, body: Any,
+                       content_type: str, headers: Mapping[str, str] | None) -> Any:
         hdrs = dict(headers or {})
+        traceparent = current_traceparent() if method != "GET" else None
+        if traceparent:
+            hdrs[TRACEPARENT] = traceparent
         content: bytes | None = None
         if body is not None:
             content = body if isinstance(body, bytes) else json.dumps(body).encode()

@@ -9,17 +9,23 @@ Guarantees (client-go util/workqueue):
 - `add_after` / `add_rate_limited` re-add later, on the queue's clock (per-item backoff via
   the rate limiter);
 - `shut_down()` makes waiting and future `get()` calls raise `ShutDown`, even while items
-  remain, and drops pending delayed adds.
+  remain, and drops pending delayed adds;
+- each add remembers its tracing `Cause` (the event being handled, or the span current at
+  the add, `kube.tracing.current_cause`); the latest one wins, and `take_cause(item)` hands it
+  to the worker, so the reconcile continues the trace of the change that woke it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
 from kube.clock import Clock, RealClock
+from kube.tracing import Cause, current_cause
 from kube.workqueue.rate_limiter import RateLimiter, default_controller_rate_limiter
 
 __all__ = ["ShutDown", "WorkQueue"]
@@ -44,10 +50,18 @@ class WorkQueue(Generic[K]):
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._shutting_down = False
         self._delayed: set[asyncio.Task[None]] = set()
+        self._causes: dict[K, Cause] = {}
 
     def add(self, item: K) -> None:
         """Queue `item` unless it is already waiting; safe from sync callbacks on the loop."""
-        if self._shutting_down or item in self._dirty:
+        self._add(item, current_cause())
+
+    def _add(self, item: K, cause: Cause | None) -> None:
+        if self._shutting_down:
+            return
+        if cause is not None:
+            self._causes[item] = dataclasses.replace(cause, queued=time.time())
+        if item in self._dirty:
             return
         self._dirty.add(item)
         if item in self._processing:
@@ -98,19 +112,24 @@ class WorkQueue(Generic[K]):
 
     def add_after(self, item: K, delay: float) -> None:
         """Add `item` once `delay` seconds of the queue's clock have passed (now if delay <= 0)."""
+        cause = current_cause()
         if delay <= 0:
-            self.add(item)
+            self._add(item, cause)
             return
         if self._shutting_down:
             return
 
         async def later() -> None:
             await self.clock.sleep(delay)
-            self.add(item)
+            self._add(item, cause)
 
         task = asyncio.get_running_loop().create_task(later())
         self._delayed.add(task)
         task.add_done_callback(self._delayed.discard)
+
+    def take_cause(self, item: K) -> Cause | None:
+        """The cause of `item`'s latest add (once: a second call returns None)."""
+        return self._causes.pop(item, None)
 
     def add_rate_limited(self, item: K) -> None:
         """Add `item` after the delay its rate limiter gives it (per-item backoff, overall bucket)."""
@@ -136,6 +155,7 @@ class WorkQueue(Generic[K]):
     async def shut_down(self) -> None:
         """Refuse new items, drop delayed adds, and make every waiting and later `get` raise ShutDown."""
         self._shutting_down = True
+        self._causes.clear()
         for task in list(self._delayed):
             task.cancel()
         while self._waiters:

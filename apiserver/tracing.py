@@ -1,0 +1,213 @@
+"""The API server's small trace collector: OTLP/HTTP in, spans kept with bounded retention, queries out.
+
+Every component exports its spans here (`POST /v1/traces`, protobuf
+`ExportTraceServiceRequest`, authenticated and authorized like any request); the API
+server's own spans arrive through `StoreSpanExporter` without a network hop. Spans are kept
+in memory, indexed by trace and by the objects they name, and appended per received batch
+(never per span) to a JSON-lines file in the data directory, so a restarted API server
+still answers for recent traces.
+
+Retention is bounded both ways: spans older than `max_age` seconds are dropped, and once
+more than `max_spans` are held the oldest traces go first; the file is rewritten from memory
+when it grows past `max_file_bytes`. Not a general-purpose trace database: it answers
+"everything in trace T" and "the latest trace that wrote object O", which is what
+`pkctl trace` and the browser view ask.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from kube.tracing import attrs
+
+__all__ = ["SpanStore", "StoreSpanExporter", "decode_export_request"]
+
+logger = logging.getLogger(__name__)
+
+Span = dict[str, Any]
+
+
+def _value(v: AnyValue) -> Any:
+    kind = v.WhichOneof("value")
+    if kind == "array_value":
+        return [_value(x) for x in v.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _value(kv.value) for kv in v.kvlist_value.values}
+    if kind == "bytes_value":
+        return v.bytes_value.hex()
+    return getattr(v, kind) if kind else None
+
+
+def decode_export_request(body: bytes) -> list[Span]:
+    """The spans of an OTLP `ExportTraceServiceRequest` as plain dicts (ids in hex, times in unix ns).
+
+    Raises `google.protobuf.message.DecodeError` on a malformed body.
+    """
+    req = ExportTraceServiceRequest()
+    req.ParseFromString(body)
+    out: list[Span] = []
+    for rs in req.resource_spans:
+        resource = {kv.key: _value(kv.value) for kv in rs.resource.attributes}
+        service = str(resource.get("service.name", "unknown"))
+        for ss in rs.scope_spans:
+            for s in ss.spans:
+                out.append({
+                    "traceId": s.trace_id.hex(), "spanId": s.span_id.hex(),
+                    "parentSpanId": s.parent_span_id.hex() or None, "name": s.name, "service": service,
+                    "start": s.start_time_unix_nano, "end": s.end_time_unix_nano,
+                    "attributes": {kv.key: _value(kv.value) for kv in s.attributes},
+                    "events": [{"name": e.name, "time": e.time_unix_nano,
+                                "attributes": {kv.key: _value(kv.value) for kv in e.attributes}} for e in s.events],
+                    "status": {"code": int(s.status.code), "message": s.status.message},
+                })
+    return out
+
+
+class SpanStore:
+    """Spans by trace, with the latest trace per object; safe to call from any thread."""
+
+    def __init__(self, path: Path | None = None, *, max_age: float = 3600.0, max_spans: int = 200_000,
+                 max_file_bytes: int = 64 * 1024 * 1024) -> None:
+        self.path, self.max_age, self.max_spans, self.max_file_bytes = path, max_age, max_spans, max_file_bytes
+        self._traces: OrderedDict[str, list[Span]] = OrderedDict()
+        self._latest: dict[str, tuple[int, int, str]] = {}
+        self._count = 0
+        self._lock = threading.Lock()
+        self._version = 0
+        self._changed = threading.Condition(self._lock)
+        if path is not None and path.exists():
+            self._load(path)
+
+    def _load(self, path: Path) -> None:
+        spans: list[Span] = []
+        try:
+            for line in path.read_text().splitlines():
+                spans.extend(json.loads(line))
+        except (OSError, ValueError) as e:
+            logger.warning("Cannot read stored spans, starting empty", extra={"path": str(path), "error": str(e)})
+            return
+        with self._lock:
+            self._add_locked(spans)
+            self._expire_locked()
+
+    def add(self, spans: Sequence[Span]) -> None:
+        """Keep `spans`, append them to the file as one line, and wake waiting queries."""
+        if not spans:
+            return
+        with self._lock:
+            self._add_locked(spans)
+            self._expire_locked()
+            self._version += 1
+            self._changed.notify_all()
+        self._persist(spans)
+
+    def _add_locked(self, spans: Sequence[Span]) -> None:
+        for span in spans:
+            tid = span["traceId"]
+            self._traces.setdefault(tid, []).append(span)
+            self._traces.move_to_end(tid)
+            self._count += 1
+            obj = span["attributes"].get(attrs.OBJECT)
+            is_write = obj and span["attributes"].get(attrs.HOP) and span.get("service") == "apiserver"
+            # A write that starts a trace (a person's change) names the object's latest change
+            # over any later write a component made in an older trace.
+            rank = (0 if span.get("parentSpanId") else 1, span["start"])
+            if is_write and rank >= self._latest.get(obj, (0, 0, ""))[:2]:
+                self._latest[obj] = (*rank, tid)
+
+    def _expire_locked(self) -> None:
+        horizon = (time.time() - self.max_age) * 1e9
+        while self._traces:
+            tid, spans = next(iter(self._traces.items()))
+            newest = max(s["end"] for s in spans)
+            if self._count <= self.max_spans and newest >= horizon:
+                break
+            del self._traces[tid]
+            self._count -= len(spans)
+        if len(self._latest) > 2 * self.max_spans:
+            self._latest = {o: v for o, v in self._latest.items() if v[2] in self._traces}
+
+    def _persist(self, spans: Sequence[Span]) -> None:
+        if self.path is None:
+            return
+        try:
+            if self.path.exists() and self.path.stat().st_size > self.max_file_bytes:
+                self._rewrite()
+            with self.path.open("a") as f:
+                f.write(json.dumps(list(spans), separators=(",", ":")) + "\n")
+        except OSError as e:
+            logger.warning("Cannot store spans", extra={"path": str(self.path), "error": str(e)})
+
+    def _rewrite(self) -> None:
+        assert self.path is not None
+        with self._lock:
+            kept = [s for spans in self._traces.values() for s in spans]
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(kept, separators=(",", ":")) + "\n" if kept else "")
+        tmp.replace(self.path)
+
+    def trace(self, trace_id: str) -> list[Span]:
+        """Every span held for `trace_id`, oldest first (empty when unknown or expired)."""
+        with self._lock:
+            return sorted(self._traces.get(trace_id, ()), key=lambda s: s["start"])
+
+    def latest_trace_of(self, obj: str) -> str | None:
+        """The trace of the latest change to `Kind/namespace/name`: the latest trace a person's write
+        to it started, else the latest trace that wrote it."""
+        with self._lock:
+            hit = self._latest.get(obj)
+            return hit[2] if hit and hit[2] in self._traces else None
+
+    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The newest traces: id, root span name, span count, start."""
+        with self._lock:
+            items = list(self._traces.items())[-limit:]
+        return [{"traceId": tid, "spans": len(spans), "start": min(s["start"] for s in spans),
+                 "root": min(spans, key=lambda s: s["start"])["name"]} for tid, spans in reversed(items)]
+
+    def version(self) -> int:
+        with self._lock:
+            return self._version
+
+    def wait_for_change(self, version: int, timeout: float) -> int:
+        """Block (in a worker thread) until a batch newer than `version` arrived or `timeout` passed."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._version != version, timeout=timeout)
+            return self._version
+
+
+class StoreSpanExporter(SpanExporter):
+    """Hands the API server's own spans to its store, in the same shape as received ones.
+
+    The process's tracer provider is made before the server is assembled, so the store is
+    attached later (`attach`); spans ended before that are dropped.
+    """
+
+    def __init__(self) -> None:
+        self.store: SpanStore | None = None
+
+    def attach(self, store: SpanStore) -> None:
+        self.store = store
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if self.store is None:
+            return SpanExportResult.SUCCESS
+        try:
+            self.store.add(decode_export_request(encode_spans(spans).SerializeToString()))
+        except Exception as e:  # noqa: BLE001 - tracing must never break the server
+            logger.debug("Storing own spans failed", extra={"error": repr(e)})
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
