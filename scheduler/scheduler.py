@@ -80,6 +80,10 @@ class Scheduler:
         self._bind_slots = asyncio.Semaphore(config.parallel_binds)
         self._status_slots = asyncio.Semaphore(config.parallel_status_updates)
         self._status_in_flight: dict[str, str] = {}
+        # The nominator: a preempting pod's node from the moment it preempts, before its
+        # status.nominatedNodeName write comes back through the watch, so the next attempt sees
+        # the nomination and waits for the victims instead of preempting on another node.
+        self._nominated: dict[str, str] = {}
         self.metrics = SchedulerMetrics()
 
     async def run(self) -> None:
@@ -132,7 +136,11 @@ class Scheduler:
         pod = self.pod_informer.store.get(key)
         if pod is None or not is_pending_for(pod, self.scheduler_names):
             self.queue.forget(key)
+            self._nominated.pop(key, None)
             return
+        nominated = self._nominated.get(key)
+        if nominated is not None and pod.status.nominated_node_name != nominated:
+            pod = pod.model_copy(update={"status": pod.status.model_copy(update={"nominated_node_name": nominated})})
         if self.cache.is_assumed(key):
             return  # its binding is in flight; the outcome requeues it if needed
         started = time.perf_counter()
@@ -190,6 +198,7 @@ class Scheduler:
         self.metrics.observe_binding(True)
         self.cache.finish_binding(key)
         self.queue.forget(key)
+        self._nominated.pop(key, None)
         logger.info("Pod bound", extra={"pod": key, "node": node_name})
         message = f"Successfully assigned {ns}/{name} to {node_name}"
         self.recorder_for(pod).event(pod, EVENT_NORMAL, "Scheduled", message)
@@ -200,6 +209,7 @@ class Scheduler:
         logger.debug("Pod is unschedulable", extra={"pod": key, "reason": message})
         self.queue.add_unschedulable(key)
         if err.nomination is not None:
+            self._nominated[key] = err.nomination.nominated_node
             self._start(self._preempt(pod, err.nomination.nominated_node, err.nomination.victims))
         self.recorder_for(pod).event(pod, EVENT_WARNING, "FailedScheduling", message)
         cond = pod.status.condition("PodScheduled")

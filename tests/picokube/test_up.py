@@ -39,6 +39,9 @@ def test_prepare_writes_every_file_and_reuses_credentials(tmp_path: Path) -> Non
     assert (tmp_path / "pki" / "ca.crt").read_bytes() == ca
 
 
+TRACING = ("--tracing", "true")  # on by default, exported to the API server's own collector
+
+
 def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
     config = ClusterConfig(data_dir=tmp_path, port=7443, etcd_port=7379, nodes=2,
                            node_capacity="cpu=2,memory=4Gi,pods=20")
@@ -56,17 +59,19 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--kubelet-client-certificate", f"{tmp_path}/pki/apiserver-kubelet-client.crt",
         "--kubelet-client-key", f"{tmp_path}/pki/apiserver-kubelet-client.key",
         "--service-account-signing-key-file", f"{tmp_path}/pki/sa.key", "--authorization-mode", "Node,RBAC",
-        "--audit-log-path", f"{tmp_path}/logs/audit.log")
+        "--audit-log-path", f"{tmp_path}/logs/audit.log", "--trace-store-file", f"{tmp_path}/traces.jsonl",
+        *TRACING)
     assert specs["controller-manager"].argv == (
         sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig",
-        "--root-ca-file", f"{tmp_path}/pki/ca.crt")
+        "--root-ca-file", f"{tmp_path}/pki/ca.crt", *TRACING)
     assert specs["scheduler"].argv == (
-        sys.executable, "-m", "scheduler", "--kubeconfig", f"{tmp_path}/scheduler.kubeconfig")
+        sys.executable, "-m", "scheduler", "--kubeconfig", f"{tmp_path}/scheduler.kubeconfig", *TRACING)
     assert specs["kubelet-node-2"].argv == (
         sys.executable, "-m", "kubelet", "--kubeconfig", f"{tmp_path}/kubelet-node-2.kubeconfig",
         "--node-name", "node-2", "--runtime", "simulated", "--node-capacity", "cpu=2,memory=4Gi,pods=20",
         "--pod-cidr", "10.244.2.0/24", "--tls-cert-file", f"{tmp_path}/pki/kubelet-node-2.crt",
-        "--tls-private-key-file", f"{tmp_path}/pki/kubelet-node-2.key", "--client-ca-file", f"{tmp_path}/pki/ca.crt")
+        "--tls-private-key-file", f"{tmp_path}/pki/kubelet-node-2.key", "--client-ca-file", f"{tmp_path}/pki/ca.crt",
+        *TRACING)
     assert specs["etcd"].ready is not None and specs["apiserver"].ready is not None
 
 
