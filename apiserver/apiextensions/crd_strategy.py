@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from apiserver.apiextensions import cel
 from apiserver.registry.strategy import DNS1123_SUBDOMAIN, Obj, Strategy, validate_object_meta
 from apiserver.validation.field import duplicate, invalid, not_supported, required
 from kube.errors import FieldError
@@ -187,6 +188,7 @@ def _validate_version(version: Obj, path: str) -> list[FieldError]:
             errs.append(required(f"{spath}.type", "must not be empty at the root") if not schema.get("type")
                         else invalid(f"{spath}.type", schema.get("type"), "must be object at the root"))
         errs += _structural_errors(schema, spath)
+        errs += cel.compile_errors(schema, spath)
     for i, column in enumerate(version.get("additionalPrinterColumns") or []):
         cpath = f"{path}.additionalPrinterColumns[{i}]"
         if not isinstance(column, dict):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from apiserver.apiextensions import structural
+from apiserver.apiextensions import cel, structural
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj, UpdateFunc
 from apiserver.registry.strategy import Strategy, validate_object_meta
@@ -72,10 +72,11 @@ class CustomResourceStrategy(Strategy):
 
     def validate(self, obj: Obj) -> list[FieldError]:
         return validate_object_meta(obj, namespaced=self.info.namespaced) + \
-            structural.validate(obj, self.openapi_schema)
+            structural.validate(obj, self.openapi_schema) + cel.validate(obj, self.openapi_schema)
 
     def validate_update(self, new: Obj, old: Obj) -> list[FieldError]:
-        return self.validate(new)
+        return validate_object_meta(new, namespaced=self.info.namespaced) + \
+            structural.validate(new, self.openapi_schema) + cel.validate(new, self.openapi_schema, old)
 
 
 class CustomResourceStore(RegistryStore):

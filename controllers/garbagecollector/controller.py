@@ -1,8 +1,13 @@
 """The garbage collector: dependents follow their owners, as ownerReferences say.
 
 Mirrors pkg/controller/garbagecollector, reduced to a uid-keyed work queue over informers
-of the kinds that own or are owned (Deployments, ReplicaSets, Pods, ConfigMaps, Secrets,
-ServiceAccounts, Nodes, Leases):
+of every kind that can own or be owned. The kinds other controllers read (Deployments,
+ReplicaSets, Pods, ConfigMaps, Secrets, ServiceAccounts, Nodes, Leases) come from the
+shared informer factory; every other resource discovery lists with the list, watch and
+delete verbs (custom resources included) gets a dynamic informer of the GC's own, as
+upstream's GraphBuilder keeps its monitors: discovery is read again every few seconds,
+so monitors start when a CRD's kind is served and stop when it goes. Events are never
+monitored (upstream ignores them too).
 - background: an object all of whose owners are gone is deleted (propagation Background,
   with its uid as a precondition). "Gone" is confirmed with a live GET of each owner by
   kind and name (a custom kind is found through discovery), comparing uids, never from a
@@ -17,6 +22,7 @@ ServiceAccounts, Nodes, Leases):
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -33,6 +39,7 @@ from kube.api import (
     ReplicaSet,
     Secret,
     ServiceAccount,
+    dynamic_model,
 )
 from kube.cache import EventHandler, SharedInformer
 from kube.client.discovery import discover
@@ -49,6 +56,13 @@ ORPHAN = "orphan"
 FOREGROUND = "foregroundDeletion"
 _KINDS: tuple[type[KubeObject], ...] = (Deployment, ReplicaSet, Pod, ConfigMap, Secret, ServiceAccount, Node, Lease)
 _RECHECK = 1.0
+_DISCOVERY_PERIOD = 3.0
+"""Seconds between reads of discovery (upstream resyncs its monitors every 30 s)."""
+_IGNORED = {("", "events"), ("events.k8s.io", "events")}
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
 
 
 def _meta(obj: KubeObject) -> ObjectMeta:
@@ -60,13 +74,17 @@ class GarbageCollector:
         self.client = ctx.client
         self.queue: WorkQueue[str] = WorkQueue(name="garbagecollector", clock=ctx.clock)
         self.informers: list[SharedInformer[Any]] = []
+        self._shared = {(cls.info.group, cls.info.plural) for cls in _KINDS}
+        self._monitors: dict[tuple[str, str], tuple[SharedInformer[Any], asyncio.Task[None]]] = {}
         for cls in _KINDS:
-            informer = ctx.informers.informer_for(cls)
-            informer.add_indexers({"uid": lambda o: [str(_meta(o).uid)],
-                                   "owner": lambda o: [r.uid for r in _meta(o).owner_references or []]})
-            informer.add_event_handler(EventHandler(on_add=self._enqueue, on_update=lambda _o, n: self._enqueue(n),
-                                                    on_delete=self._on_delete))
-            self.informers.append(informer)
+            self._watch(ctx.informers.informer_for(cls))
+
+    def _watch(self, informer: SharedInformer[Any]) -> None:
+        informer.add_indexers({"uid": lambda o: [str(_meta(o).uid)],
+                               "owner": lambda o: [r.uid for r in _meta(o).owner_references or []]})
+        informer.add_event_handler(EventHandler(on_add=self._enqueue, on_update=lambda _o, n: self._enqueue(n),
+                                                on_delete=self._on_delete))
+        self.informers.append(informer)
 
     def _enqueue(self, obj: KubeObject) -> None:
         self.queue.add(str(_meta(obj).uid))
@@ -78,9 +96,56 @@ class GarbageCollector:
 
     async def run(self) -> None:
         try:
-            await run_workers("garbagecollector", self.queue, self.reconcile, workers=4)
+            async with asyncio.TaskGroup() as tg:
+                tg.create_task(self._sync_monitors(tg))
+                await run_workers("garbagecollector", self.queue, self.reconcile, workers=4)
         finally:
             await self.queue.shut_down()
+
+    # --- monitors of the kinds discovery lists ----------------------------------------------
+    async def _sync_monitors(self, tg: asyncio.TaskGroup) -> None:
+        """Keep one dynamic informer per deletable resource discovery lists; until cancelled."""
+        while True:
+            try:
+                mapper = await discover(self.client)
+            except Exception as e:  # noqa: BLE001 - a failed discovery is retried next period
+                logger.warning("Discovery failed, monitors unchanged", extra={"error": repr(e)})
+            else:
+                self._resync_monitors(tg, [r for r in mapper.preferred()
+                                           if {"list", "watch", "delete"} <= set(r.verbs)])
+            await asyncio.sleep(_DISCOVERY_PERIOD)
+
+    def _resync_monitors(self, tg: asyncio.TaskGroup, resources: list[ResourceInfo]) -> None:
+        wanted = {(r.group, r.plural): r for r in resources
+                  if (r.group, r.plural) not in self._shared and (r.group, r.plural) not in _IGNORED}
+        for key in [k for k, (informer, _) in self._monitors.items() if wanted.get(k) != informer.cls.info]:
+            informer, task = self._monitors.pop(key)
+            task.cancel()
+            self.informers.remove(informer)
+            logger.info("Monitor stopped", extra={"resource": informer.cls.info.qualified})
+        for key, info in wanted.items():
+            if key not in self._monitors:
+                informer = SharedInformer(self.client, dynamic_model(info))
+                self._watch(informer)
+                self._monitors[key] = (informer, tg.create_task(self._run_monitor(informer),
+                                                                name=f"gc-monitor-{info.qualified}"))
+                logger.info("Monitor started", extra={"resource": info.qualified})
+
+    async def _run_monitor(self, informer: SharedInformer[Any]) -> None:
+        """Run a new monitor; once synced, recheck every dependent of its kind.
+
+        An owner of a kind not yet monitored may have gone before its monitor listed it, so
+        no delete event will ever name its dependents: look at them all once.
+        """
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(informer.run())
+            await informer.wait_for_sync()
+            info = informer.cls.info
+            for other in list(self.informers):
+                for obj in other.store.list():
+                    if any(r.kind == info.kind and _group(r.api_version) == info.group
+                           for r in _meta(obj).owner_references or []):
+                        self._enqueue(obj)
 
     # --- lookups -------------------------------------------------------------------------
     def find(self, uid: str) -> KubeObject | None:

@@ -9,7 +9,8 @@ from kube.api.core_v1 import *  # noqa: F403
 from kube.api.core_v1 import __all__ as _core
 from kube.api.meta import *  # noqa: F403
 from kube.api.meta import __all__ as _meta
-from kube.api.registry import model_for_kind, model_for_resource
+from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, model_for_resource
 
-__all__ = ["KubeModel", "KubeObject", "T_Object", "model_for_kind", "model_for_resource",
+__all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
+           "model_for_resource",
            *_apps, *_coord, *_core, *_meta]

@@ -1,8 +1,13 @@
 """Custom resources with the real controller-manager: a ConfigMap owned by a custom resource
-is garbage collected once its owner is deleted, and deleting a namespace deletes the
-custom resources in it."""
+is garbage collected once its owner is deleted, custom resources owned by a ConfigMap or by
+another custom resource (even of a kind defined after the controller-manager started) go
+with their owners, foreground and orphan propagation work for custom kinds, and deleting a
+namespace deletes the custom resources in it."""
 
 from __future__ import annotations
+
+import copy
+from typing import Any
 
 import httpx
 import pytest
@@ -55,3 +60,69 @@ def test_deleting_a_namespace_deletes_its_custom_resources(manager: Process, adm
     eventually_sync(lambda: admin_http.get("/api/v1/namespaces/cr-ns").status_code == 404, timeout=30,
                     message="the namespace gone with its custom resources")
     assert admin_http.get(sprockets.format(ns="cr-ns")).json()["items"] == []
+
+
+def gear_crd() -> dict[str, Any]:
+    crd: dict[str, Any] = copy.deepcopy(CRD)
+    crd["metadata"]["name"] = "gears.example.com"
+    crd["spec"]["names"] = {"plural": "gears", "singular": "gear", "kind": "Gear"}
+    return crd
+
+
+def make(admin_http: httpx.Client, path: str, kind: str, name: str, *owners: dict[str, Any],
+         block: bool = False) -> dict[str, Any]:
+    refs = [{"apiVersion": o["apiVersion"], "kind": o["kind"], "name": o["metadata"]["name"],
+             "uid": o["metadata"]["uid"], **({"blockOwnerDeletion": True} if block else {})} for o in owners]
+    api_version = "v1" if kind == "ConfigMap" else "example.com/v1"
+    r = admin_http.post(path, json={"apiVersion": api_version, "kind": kind,
+                                    "metadata": {"name": name, "ownerReferences": refs or None}})
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def gone(admin_http: httpx.Client, path: str) -> bool:
+    return admin_http.get(path).status_code == 404
+
+
+def test_custom_dependents_of_any_owner_are_collected(manager: Process, admin_http: httpx.Client,
+                                                      sprockets: str) -> None:
+    """A custom resource owned by a ConfigMap, and one owned by a custom resource of a kind
+    whose CRD appears after the controller-manager started, go with their owners."""
+    base, cms = sprockets.format(ns="default"), "/api/v1/namespaces/default/configmaps"
+    cm = make(admin_http, cms, "ConfigMap", "owner-cm")
+    by_cm = make(admin_http, base, "Sprocket", "by-cm", cm)
+    assert admin_http.delete(f"{cms}/owner-cm").status_code == 200
+    eventually_sync(lambda: gone(admin_http, f"{base}/by-cm"), timeout=30, message="sprocket owned by a ConfigMap")
+    assert by_cm["metadata"]["ownerReferences"][0]["kind"] == "ConfigMap"
+
+    assert admin_http.post(CRDS, json=gear_crd()).status_code == 201
+    gears = "/apis/example.com/v1/namespaces/default/gears"
+    eventually_sync(lambda: admin_http.get(gears).status_code == 200, timeout=10, message="gears served")
+    gear = make(admin_http, gears, "Gear", "g1")
+    make(admin_http, base, "Sprocket", "by-gear", gear)
+    make(admin_http, gears, "Gear", "g1-sub", gear)
+    assert admin_http.delete(f"{gears}/g1").status_code == 200
+    eventually_sync(lambda: gone(admin_http, f"{base}/by-gear") and gone(admin_http, f"{gears}/g1-sub"),
+                    timeout=30, message="dependents of a Gear (a kind newer than the controller-manager)")
+    assert admin_http.delete(f"{CRDS}/gears.example.com").status_code == 200
+
+
+def test_foreground_and_orphan_propagation_for_custom_kinds(manager: Process, admin_http: httpx.Client,
+                                                            sprockets: str) -> None:
+    base = sprockets.format(ns="default")
+    parent = make(admin_http, base, "Sprocket", "fg-parent")
+    make(admin_http, base, "Sprocket", "fg-child", parent, block=True)
+    r = admin_http.request("DELETE", f"{base}/fg-parent", json={"propagationPolicy": "Foreground"})
+    assert r.status_code in (200, 202), r.text
+    # The owner waits, with the foregroundDeletion finalizer, until its blocking dependent is gone.
+    assert "foregroundDeletion" in (admin_http.get(f"{base}/fg-parent").json()["metadata"].get("finalizers") or [])
+    eventually_sync(lambda: gone(admin_http, f"{base}/fg-child") and gone(admin_http, f"{base}/fg-parent"),
+                    timeout=30, message="foreground deletion of a custom owner and its dependent")
+
+    parent = make(admin_http, base, "Sprocket", "or-parent")
+    make(admin_http, base, "Sprocket", "or-child", parent)
+    r = admin_http.request("DELETE", f"{base}/or-parent", json={"propagationPolicy": "Orphan"})
+    assert r.status_code in (200, 202), r.text
+    eventually_sync(lambda: gone(admin_http, f"{base}/or-parent"), timeout=30, message="orphaning owner gone")
+    child = admin_http.get(f"{base}/or-child")
+    assert child.status_code == 200 and not child.json()["metadata"].get("ownerReferences"), child.text
