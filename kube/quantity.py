@@ -23,8 +23,10 @@ _RE = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|
 
 def parse_quantity(text: str | float) -> Decimal:
     """Parse a quantity; raise ValueError naming the text when it is not one."""
-    if isinstance(text, (int, float)):
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
         return Decimal(str(text))
+    if not isinstance(text, str):  # null, a list, a map in a decoded body: not a quantity
+        raise ValueError(f"a quantity must be a string or a number, not {text!r}")
     m = _RE.match(text.strip())
     if not m:
         raise ValueError(f"quantities must match the regular expression "

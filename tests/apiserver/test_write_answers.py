@@ -176,3 +176,12 @@ def test_yaml_bodies_are_accepted_wherever_json_is(admin_http: httpx.Client) -> 
     assert admin_http.get(f"{CMS}/{name}").json()["data"] == {"color": "green"}
     broken = admin_http.post(CMS, content="metadata: [unclosed", headers={"Content-Type": "application/yaml"})
     assert broken.status_code == 400 and broken.json()["reason"] == "BadRequest"
+
+
+def test_a_null_quantity_is_invalid_not_a_server_error(admin_http: httpx.Client) -> None:
+    name = _name("nullq")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+           "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"": None}}}]}}
+    resp = admin_http.post(PODS, json=pod)
+    assert resp.status_code == 422, resp.text
+    assert admin_http.get(f"{PODS}/{name}").status_code == 404
