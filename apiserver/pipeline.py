@@ -34,7 +34,7 @@ from opentelemetry import trace
 from starlette.requests import Request
 
 from apiserver.audit import AuditLog, header
-from apiserver.authn import ANONYMOUS_PATHS, Authenticator, UserInfo
+from apiserver.authn import ANONYMOUS_PATHS, ANONYMOUS_PREFIXES, Authenticator, UserInfo
 from apiserver.authn.impersonation import impersonate
 from apiserver.authn.x509 import client_certificate, user_from_certificate
 from apiserver.authz import Attributes, Authorizer, Decision, forbidden_message
@@ -138,7 +138,7 @@ class RequestPipeline:
         try:
             started = time.monotonic()
             user = None
-            if info.path not in ANONYMOUS_PATHS:
+            if info.path not in ANONYMOUS_PATHS and not info.path.startswith(ANONYMOUS_PREFIXES):
                 user = self.authenticate(scope)
                 if user is None:
                     raise Unauthorized("Unauthorized")

@@ -32,6 +32,7 @@ from apiserver.endpoints.handlers import ResourceHandler
 from apiserver.endpoints.oidc import oidc_router
 from apiserver.endpoints.routes import build_routes
 from apiserver.endpoints.traces import traces_router
+from apiserver.endpoints.ui import ui_router
 from apiserver.metrics import Metrics
 from apiserver.pipeline import Receive, RequestPipeline, Scope, Send
 from apiserver.registry.builtin import install_builtin
@@ -201,6 +202,7 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     if own_spans is not None:
         own_spans.attach(spans)
     routes.include_router(traces_router(spans))
+    routes.include_router(ui_router(spans))
     audit = AuditLog(config.audit_log_path) if config.audit_log_path else None
     pipeline = RequestPipeline(routes=routes, handler=handler, authenticator=_authenticator(config, signer, registry),
                                authorizer=authorizer, metrics=metrics, audit=audit)

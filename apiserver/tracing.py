@@ -85,6 +85,7 @@ class SpanStore:
         self._traces: OrderedDict[str, list[Span]] = OrderedDict()
         self._latest: dict[str, tuple[int, int, str]] = {}
         self._count = 0
+        self._seen: dict[str, float] = {}
         self._lock = threading.Lock()
         self._version = 0
         self._changed = threading.Condition(self._lock)
@@ -107,9 +108,12 @@ class SpanStore:
         """Keep `spans`, append them to the file as one line, and wake waiting queries."""
         if not spans:
             return
+        now = time.time()
         with self._lock:
             self._add_locked(spans)
             self._expire_locked()
+            for service in {s.get("service", "unknown") for s in spans}:
+                self._seen[service] = now
             self._version += 1
             self._changed.notify_all()
         self._persist(spans)
@@ -172,11 +176,20 @@ class SpanStore:
             return hit[2] if hit and hit[2] in self._traces else None
 
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The newest traces: id, root span name, span count, start."""
+        """The newest traces: id, root span name and the object it wrote, span count, start."""
         with self._lock:
             items = list(self._traces.items())[-limit:]
-        return [{"traceId": tid, "spans": len(spans), "start": min(s["start"] for s in spans),
-                 "root": min(spans, key=lambda s: s["start"])["name"]} for tid, spans in reversed(items)]
+        out = []
+        for tid, spans in reversed(items):
+            root = min(spans, key=lambda s: s["start"])
+            out.append({"traceId": tid, "spans": len(spans), "start": root["start"], "root": root["name"],
+                        "object": root["attributes"].get(attrs.OBJECT)})
+        return out
+
+    def last_seen(self) -> dict[str, float]:
+        """When each service's spans last arrived (unix seconds): what the collector knows of who is alive."""
+        with self._lock:
+            return dict(self._seen)
 
     def version(self) -> int:
         with self._lock:

@@ -9,7 +9,11 @@ for every pod) and measures, each in a fresh namespace that is emptied afterward
   all Running, and the ratio to the baseline of the same size;
 - a full rolling update of 100 replicas (default 25% surge / 25% unavailable): seconds
   from `set image` to every replica updated and available;
-- controller-manager CPU seconds (user + system, from /proc) per 1000 pods created.
+- controller-manager CPU seconds (user + system, from /proc) per 1000 pods created;
+- tracing's cost: the `--tracing-size` Deployment (and its bare-pod baseline, so both clusters
+  are equally warm) again on a second cluster started with `--no-tracing`; the overhead is
+  the traced run's time to created and to Running and its controller-manager CPU over the
+  untraced run's, as a percentage.
 
 Progress is followed through one pod watch, so the measuring itself adds no LIST load.
 """
@@ -40,6 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rolling", type=int, default=100, help="replicas of the rolling-update run")
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds allowed for one run")
+    p.add_argument("--tracing-size", type=int, default=1000,
+                   help="replicas of the tracing on/off comparison (0: skip it)")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -208,20 +214,52 @@ async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
             figures[f"deployment_{n}_running_ratio"] = round(running / base_running, 2)
             figures[f"controller_manager_cpu_s_{n}"] = round(cpu, 2)
             cpu_per_1000.append(cpu * 1000 / n)
-        figures["controller_manager_cpu_s_per_1000_pods"] = round(max(cpu_per_1000), 2)
-        figures[f"rolling_update_{opts.rolling}_s"] = round(await rolling_update(client, opts.rolling, opts), 2)
+        if cpu_per_1000:
+            figures["controller_manager_cpu_s_per_1000_pods"] = round(max(cpu_per_1000), 2)
+        if opts.rolling:
+            figures[f"rolling_update_{opts.rolling}_s"] = round(await rolling_update(client, opts.rolling, opts), 2)
+    return figures
+
+
+async def _deployment_only(cluster: Cluster, n: int, opts: argparse.Namespace) -> tuple[float, float, float]:
+    """The bare-pod warm-up then one Deployment of `n`: (created s, Running s, controller-manager CPU s)."""
+    async with RESTClient(load_kubeconfig(cluster.kubeconfig)) as client:
+        await bare_pods(client, n, opts)
+        return await deployment_run(client, cluster, n, opts)
+
+
+def _overhead(on: float, off: float) -> float:
+    return round((on - off) / off * 100, 1) if off > 0 else 0.0
+
+
+def _tracing_figures(on: tuple[float, float, float], off: tuple[float, float, float], n: int) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for label, a, b in zip(("created_s", "running_s", "cpu_s"), on, off, strict=True):
+        figures[f"tracing_on_{n}_{label}"] = round(a, 2)
+        figures[f"tracing_off_{n}_{label}"] = round(b, 2)
+        figures[f"tracing_overhead_{n}_{label.removesuffix('_s')}_pct"] = _overhead(a, b)
     return figures
 
 
 @contextlib.contextmanager
-def _cluster(opts: argparse.Namespace) -> Iterator[Cluster]:
-    most = max(int(s) for s in opts.sizes.split(",") if s)
+def _cluster(opts: argparse.Namespace, *extra: str) -> Iterator[Cluster]:
+    most = max([int(s) for s in opts.sizes.split(",") if s] + [opts.tracing_size])
     per_node = most // opts.nodes + opts.rolling + 20
     with tempfile.TemporaryDirectory() as tmp:
         yield from start_cluster(Path(tmp), "--nodes", str(opts.nodes), "--runtime", "simulated",
-                                 "--node-capacity", f"cpu=1000,memory=1000Gi,pods={per_node}")
+                                 "--node-capacity", f"cpu=1000,memory=1000Gi,pods={per_node}", *extra)
 
 
 def run(opts: argparse.Namespace) -> dict[str, Any]:
-    with _cluster(opts) as cluster:
-        return asyncio.run(_run(cluster, opts))
+    figures: dict[str, Any] = {}
+    if opts.sizes or opts.rolling:
+        with _cluster(opts) as cluster:
+            figures.update(asyncio.run(_run(cluster, opts)))
+    n = opts.tracing_size
+    if n:  # each side on a fresh cluster, so neither inherits the other's history
+        with _cluster(opts, "--tracing") as cluster:
+            on = asyncio.run(_deployment_only(cluster, n, opts))
+        with _cluster(opts, "--no-tracing") as cluster:
+            off = asyncio.run(_deployment_only(cluster, n, opts))
+        figures.update(_tracing_figures(on, off, n))
+    return figures

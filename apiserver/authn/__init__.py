@@ -2,6 +2,7 @@
 
 from apiserver.authn.authenticator import (
     ANONYMOUS_PATHS,
+    ANONYMOUS_PREFIXES,
     Authenticator,
     UnionAuthenticator,
     UserInfo,
@@ -9,5 +10,5 @@ from apiserver.authn.authenticator import (
 )
 from apiserver.authn.token_file import TokenFileAuthenticator, parse_token_file
 
-__all__ = ["ANONYMOUS_PATHS", "Authenticator", "TokenFileAuthenticator", "UnionAuthenticator", "UserInfo",
-           "parse_token_file", "user_info_object"]
+__all__ = ["ANONYMOUS_PATHS", "ANONYMOUS_PREFIXES", "Authenticator", "TokenFileAuthenticator", "UnionAuthenticator",
+           "UserInfo", "parse_token_file", "user_info_object"]

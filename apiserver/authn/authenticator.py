@@ -3,7 +3,9 @@
 An Authenticator looks at a request's headers and returns the UserInfo it proves, or None
 when it has no opinion (no credentials of its kind). A presented but invalid credential is
 also None here; the pipeline answers 401 when no authenticator accepts the request. Only
-the paths in ANONYMOUS_PATHS are served without a user.
+the paths in ANONYMOUS_PATHS, and the browser view's static files under ANONYMOUS_PREFIXES
+(HTML, JS and CSS that carry no cluster data: the page asks for a token and sends it on
+every data call, as the Kubernetes Dashboard does), are served without a user.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["ANONYMOUS_PATHS", "Authenticator", "UnionAuthenticator", "UserInfo", "user_info_object"]
+__all__ = ["ANONYMOUS_PATHS", "ANONYMOUS_PREFIXES", "Authenticator", "UnionAuthenticator", "UserInfo",
+           "user_info_object"]
 
-ANONYMOUS_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+ANONYMOUS_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/ui"})
+ANONYMOUS_PREFIXES = ("/ui/",)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ takes a role that grants `get` on /debug/traces, cluster-admin has it).
   store version V arrived, so a client can follow a trace as it grows;
 - `GET /debug/traces/latest?object=Kind/namespace/name`: `{"traceId"}` of the object's latest
   change (the latest trace a person's write to it started, else the latest that wrote it);
-- `GET /debug/traces/recent`: the newest traces, one line each.
+- `GET /debug/traces/recent`: the newest traces, one line each (with the object each started
+  from), and `services`: when each component's spans last arrived (unix seconds).
 """
 
 from __future__ import annotations
@@ -68,6 +69,6 @@ def traces_router(spans: SpanStore) -> APIRouter:
 
     @router.get("/debug/traces/recent")
     async def recent() -> Response:
-        return _json({"traces": spans.recent(), "version": spans.version()})
+        return _json({"traces": spans.recent(), "services": spans.last_seen(), "version": spans.version()})
 
     return router
