@@ -1,8 +1,10 @@
-"""Fixtures shared by the API server tests: a plain HTTPS client with the admin's token."""
+"""Fixtures shared by the API server tests: a plain HTTPS client with the admin's token (`admin_http`,
+also as `c`), a fresh namespace per module (`ns`), and `causes` for reading a 422's field errors."""
 
 from __future__ import annotations
 
 import ssl
+import uuid
 from collections.abc import Iterator
 
 import httpx
@@ -17,3 +19,23 @@ def admin_http(api: ApiServerHarness) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=api.server, verify=ssl.create_default_context(cafile=str(api.pki.ca_cert)),
                       headers={"Authorization": f"Bearer {api.token('admin')}"}, timeout=30) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def c(admin_http: httpx.Client) -> httpx.Client:
+    return admin_http
+
+
+@pytest.fixture(scope="module")
+def ns(c: httpx.Client) -> str:
+    """A namespace of the module's own."""
+    name = f"t-{uuid.uuid4().hex[:6]}"
+    assert c.post("/api/v1/namespaces", json={"metadata": {"name": name}}).status_code == 201
+    return name
+
+
+def causes(resp: httpx.Response) -> dict[str, str]:
+    """A 422 Invalid's causes, field -> message."""
+    body = resp.json()
+    assert resp.status_code == 422 and body["reason"] == "Invalid", resp.text
+    return {cause["field"]: cause["message"] for cause in body["details"]["causes"]}

@@ -3,22 +3,8 @@
 from __future__ import annotations
 
 import base64
-import uuid
 
 import httpx
-import pytest
-
-
-@pytest.fixture(scope="module")
-def c(admin_http: httpx.Client) -> httpx.Client:
-    return admin_http
-
-
-@pytest.fixture(scope="module")
-def ns(c: httpx.Client) -> str:
-    name = f"cfg-{uuid.uuid4().hex[:6]}"
-    assert c.post("/api/v1/namespaces", json={"metadata": {"name": name}}).status_code == 201
-    return name
 
 
 def b64(text: str) -> str:

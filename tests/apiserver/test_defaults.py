@@ -6,20 +6,6 @@ import uuid
 from typing import Any
 
 import httpx
-import pytest
-
-
-@pytest.fixture(scope="module")
-def c(admin_http: httpx.Client) -> httpx.Client:
-    return admin_http
-
-
-@pytest.fixture(scope="module")
-def ns(c: httpx.Client) -> str:
-    name = f"def-{uuid.uuid4().hex[:6]}"
-    assert c.post("/api/v1/namespaces", json={"metadata": {"name": name}}).status_code == 201
-    return name
-
 
 PROBE: dict[str, Any] = {"httpGet": {"port": 8080}}
 

@@ -59,18 +59,6 @@ def mutate(base: dict[str, Any], path: tuple[Any, ...], value: Any, delete: bool
     return obj
 
 
-@pytest.fixture(scope="module")
-def c(admin_http: httpx.Client) -> httpx.Client:
-    return admin_http
-
-
-@pytest.fixture(scope="module")
-def ns(c: httpx.Client) -> str:
-    name = f"fuzz-{uuid.uuid4().hex[:6]}"
-    assert c.post("/api/v1/namespaces", json={"metadata": {"name": name}}).status_code == 201
-    return name
-
-
 def _name(body: Any) -> str | None:
     if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
         name = body["metadata"].get("name")

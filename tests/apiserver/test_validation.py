@@ -3,29 +3,11 @@ immutable fields refused on update; nothing invalid is stored."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import httpx
-import pytest
 
-
-@pytest.fixture(scope="module")
-def c(admin_http: httpx.Client) -> httpx.Client:
-    return admin_http
-
-
-@pytest.fixture(scope="module")
-def ns(c: httpx.Client) -> str:
-    name = f"val-{uuid.uuid4().hex[:6]}"
-    assert c.post("/api/v1/namespaces", json={"metadata": {"name": name}}).status_code == 201
-    return name
-
-
-def causes(resp: httpx.Response) -> dict[str, str]:
-    body = resp.json()
-    assert resp.status_code == 422 and body["reason"] == "Invalid", resp.text
-    return {cause["field"]: cause["message"] for cause in body["details"]["causes"]}
+from tests.apiserver.conftest import causes
 
 
 def test_every_pod_error_at_once(c: httpx.Client, ns: str) -> None:
