@@ -5,14 +5,13 @@ with the CRD."""
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from kube.testing.eventually import eventually
 from tests.apiserver.inprocess import admin_client, serve_in_process
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -46,13 +45,6 @@ def widget_crd(**overrides: Any) -> dict[str, Any]:
                  "versions": [version]}}
     crd["spec"].update(overrides)
     return crd
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
 
 
 async def established(c: httpx.AsyncClient, name: str) -> None:

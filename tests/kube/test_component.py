@@ -60,15 +60,21 @@ def test_a_signal_cancels_the_work_and_exits_zero(sig: signal.Signals) -> None:
 
 def test_on_stop_replaces_the_first_cancel_and_a_second_signal_cancels() -> None:
     stops: list[str] = []
+    stopped = asyncio.Event()
+
+    def on_stop() -> None:
+        stops.append("graceful")
+        stopped.set()
 
     async def work() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
-        await asyncio.sleep(0.2)  # on_stop ran but did not end the work
+        async with asyncio.timeout(5):  # on_stop runs, and the work goes on
+            await stopped.wait()
         assert stops == ["graceful"]
         os.kill(os.getpid(), signal.SIGTERM)
         await asyncio.sleep(30)
 
-    assert _run(work, on_stop=lambda: stops.append("graceful")) == EXIT_OK
+    assert _run(work, on_stop=on_stop) == EXIT_OK
 
 
 def test_known_failure_is_one_line(caplog: pytest.LogCaptureFixture) -> None:
