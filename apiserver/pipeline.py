@@ -43,7 +43,7 @@ from apiserver.endpoints.request_info import RequestInfo, parse_request_info
 from apiserver.endpoints.responses import status_body
 from apiserver.metrics import Metrics
 from kube.errors import ApiError, Forbidden, InternalError, Unauthorized
-from kube.tracing import TRACEPARENT, attrs, child_span, extract_traceparent, tracer
+from kube.tracing import TRACEPARENT, attrs, extract_traceparent, phase, tracer
 
 __all__ = ["RequestPipeline", "attributes_for", "send_status"]
 
@@ -80,8 +80,9 @@ def _write_span(scope: Scope, info: RequestInfo, user: UserInfo, authn_seconds: 
     resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
     with tracer().start_as_current_span(f"{info.verb} {resource}", context=parent, kind=trace.SpanKind.SERVER,
                                         record_exception=False, attributes={
-                                            attrs.ACTOR: "apiserver", attrs.HOP: True, attrs.VERB: info.verb,
-                                            attrs.USER: user.name, attrs.SUBRESOURCE: info.subresource or ""}) as span:
+                                            attrs.ACTOR: attrs.APISERVER, attrs.HOP: True, attrs.VERB: info.verb,
+                                            attrs.USER: user.name, attrs.SUBRESOURCE: info.subresource or "",
+                                            attrs.NAME: info.name or ""}) as span:
         span.add_event("authenticated", {"seconds": authn_seconds})
         yield
 
@@ -160,7 +161,7 @@ class RequestPipeline:
                                    user: UserInfo | None) -> Any:
         """Authorize, then serve a plain route (None: answered already) or return the resource response."""
         if user is not None:
-            with child_span("authorize"):
+            with phase("authorize"):
                 self.authorize(user, info)
         if not info.is_resource_request:
             await self.routes(scope, receive, send)

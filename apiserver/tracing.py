@@ -2,7 +2,7 @@
 
 Every component exports its spans here (`POST /v1/traces`, protobuf
 `ExportTraceServiceRequest`, authenticated and authorized like any request); the API
-server's own spans arrive through `StoreSpanExporter` without a network hop. Spans are kept
+server's own spans arrive through `StoreSpanExporter` without a network hop or encoding. Spans are kept
 in memory, indexed by trace and by the objects they name, and appended per received batch
 (never per span) to a JSON-lines file in the data directory, so a restarted API server
 still answers for recent traces.
@@ -16,6 +16,8 @@ when it grows past `max_file_bytes`. Not a general-purpose trace database: it an
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -25,7 +27,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.sdk.trace import ReadableSpan
@@ -33,7 +34,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from kube.tracing import attrs
 
-__all__ = ["SpanStore", "StoreSpanExporter", "decode_export_request"]
+__all__ = ["SpanStore", "StoreSpanExporter", "decode_export_request", "span_dict"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,8 @@ class SpanStore:
         self._seen: dict[str, float] = {}
         self._lock = threading.Lock()
         self._version = 0
-        self._changed = threading.Condition(self._lock)
+        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        self._history: dict[str, dict[str, int]] = {}
         if path is not None and path.exists():
             self._load(path)
 
@@ -115,7 +117,10 @@ class SpanStore:
             for service in {s.get("service", "unknown") for s in spans}:
                 self._seen[service] = now
             self._version += 1
-            self._changed.notify_all()
+            waiters = list(self._waiters)
+        for loop, changed in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop has closed
+                loop.call_soon_threadsafe(changed.set)
         self._persist(spans)
 
     def _add_locked(self, spans: Sequence[Span]) -> None:
@@ -131,6 +136,9 @@ class SpanStore:
             rank = (0 if span.get("parentSpanId") else 1, span["start"])
             if is_write and rank >= self._latest.get(obj, (0, 0, ""))[:2]:
                 self._latest[obj] = (*rank, tid)
+            if is_write:
+                started = self._history.setdefault(obj, {})
+                started[tid] = min(started.get(tid, span["start"]), span["start"])
 
     def _expire_locked(self) -> None:
         horizon = (time.time() - self.max_age) * 1e9
@@ -143,6 +151,9 @@ class SpanStore:
             self._count -= len(spans)
         if len(self._latest) > 2 * self.max_spans:
             self._latest = {o: v for o, v in self._latest.items() if v[2] in self._traces}
+        if len(self._history) > 2 * self.max_spans:
+            self._history = {o: kept for o, h in self._history.items()
+                             if (kept := {t: v for t, v in h.items() if t in self._traces})}
 
     def _persist(self, spans: Sequence[Span]) -> None:
         if self.path is None:
@@ -195,11 +206,45 @@ class SpanStore:
         with self._lock:
             return self._version
 
-    def wait_for_change(self, version: int, timeout: float) -> int:
-        """Block (in a worker thread) until a batch newer than `version` arrived or `timeout` passed."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._version != version, timeout=timeout)
-            return self._version
+    def traces_of(self, obj: str) -> list[dict[str, Any]]:
+        """Every held trace that wrote `Kind/namespace/name`, oldest first: `{"traceId", "start"}`."""
+        with self._lock:
+            held = [(start, tid) for tid, start in self._history.get(obj, {}).items() if tid in self._traces]
+        return [{"traceId": tid, "start": start} for start, tid in sorted(held)]
+
+    async def wait_for_change(self, version: int, timeout: float) -> int:
+        """Wait (without a thread) until a batch newer than `version` arrived or `timeout` passed."""
+        entry = (asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            self._waiters.add(entry)
+        try:
+            if self.version() == version:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(entry[1].wait(), timeout)
+        finally:
+            with self._lock:
+                self._waiters.discard(entry)
+        return self.version()
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def span_dict(span: ReadableSpan) -> Span:
+    """One of the SDK's finished spans in the shape `decode_export_request` gives (no protobuf round trip)."""
+    ctx, parent = span.get_span_context(), span.parent
+    assert ctx is not None
+    return {
+        "traceId": f"{ctx.trace_id:032x}", "spanId": f"{ctx.span_id:016x}",
+        "parentSpanId": f"{parent.span_id:016x}" if parent is not None else None, "name": span.name,
+        "service": str(span.resource.attributes.get("service.name", "unknown")),
+        "start": span.start_time or 0, "end": span.end_time or 0,
+        "attributes": {k: _plain(v) for k, v in (span.attributes or {}).items()},
+        "events": [{"name": e.name, "time": e.timestamp,
+                    "attributes": {k: _plain(v) for k, v in (e.attributes or {}).items()}} for e in span.events],
+        "status": {"code": span.status.status_code.value, "message": span.status.description or ""},
+    }
 
 
 class StoreSpanExporter(SpanExporter):
@@ -219,7 +264,7 @@ class StoreSpanExporter(SpanExporter):
         if self.store is None:
             return SpanExportResult.SUCCESS
         try:
-            self.store.add(decode_export_request(encode_spans(spans).SerializeToString()))
+            self.store.add([span_dict(s) for s in spans])
         except Exception as e:  # noqa: BLE001 - tracing must never break the server
             logger.debug("Storing own spans failed", extra={"error": repr(e)})
             return SpanExportResult.FAILURE

@@ -10,10 +10,11 @@ for every pod) and measures, each in a fresh namespace that is emptied afterward
 - a full rolling update of 100 replicas (default 25% surge / 25% unavailable): seconds
   from `set image` to every replica updated and available;
 - controller-manager CPU seconds (user + system, from /proc) per 1000 pods created;
-- tracing's cost: the `--tracing-size` Deployment (and its bare-pod baseline, so both clusters
-  are equally warm) again on a second cluster started with `--no-tracing`; the overhead is
-  the traced run's time to created and to Running and its controller-manager CPU over the
-  untraced run's, as a percentage.
+- tracing's cost: the `--tracing-size` Deployment (after its bare-pod baseline, so every
+  cluster is equally warm) on fresh clusters started with `--no-tracing` and `--tracing`,
+  alternating for `--tracing-rounds` pairs; the overhead compares the medians of each side:
+  time to created and to Running, controller-manager CPU and the CPU of every component but
+  etcd, as a percentage.
 
 Progress is followed through one pod watch, so the measuring itself adds no LIST load.
 """
@@ -24,6 +25,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import statistics
 import tempfile
 import time
 from collections.abc import Iterator
@@ -46,6 +48,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds allowed for one run")
     p.add_argument("--tracing-size", type=int, default=1000,
                    help="replicas of the tracing on/off comparison (0: skip it)")
+    p.add_argument("--tracing-rounds", type=int, default=3,
+                   help="on/off pairs of the comparison, each on fresh clusters; medians are reported")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -161,19 +165,25 @@ async def bare_pods(client: RESTClient, n: int, opts: argparse.Namespace) -> tup
     return created - start, running - start
 
 
+def _component_pids(cluster: Cluster) -> dict[str, int]:
+    """Every control-plane and node process of the cluster (not etcd): name -> pid."""
+    return {c["name"]: int(c["pid"]) for c in cluster.status()["components"] if c.get("pid") and c["name"] != "etcd"}
+
+
 async def deployment_run(client: RESTClient, cluster: Cluster, n: int,
-                         opts: argparse.Namespace) -> tuple[float, float, float]:
+                         opts: argparse.Namespace) -> tuple[float, float, float, float]:
+    """(created s, Running s, controller-manager CPU s, CPU s of every component but etcd)."""
     ns = await fresh_namespace(client, f"bench-deploy-{n}")
-    pid = cluster.pid_of("controller-manager")
+    pids = _component_pids(cluster)
     async with counting(client, ns) as counter:
-        cpu = cpu_seconds(pid)
+        before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         start = time.monotonic()
         await client.create(deployment("web", ns, n))
         created = await counter.until(lambda c: c.created >= n, opts.timeout)
         running = await counter.until(lambda c: c.running >= n, opts.timeout)
-        cpu = cpu_seconds(pid) - cpu
+        used = {name: cpu_seconds(pid) - before[name] for name, pid in pids.items()}
     await empty_namespace(client, ns, opts.timeout)
-    return created - start, running - start, cpu
+    return created - start, running - start, used["controller-manager"], sum(used.values())
 
 
 async def rolling_update(client: RESTClient, n: int, opts: argparse.Namespace) -> float:
@@ -205,7 +215,7 @@ async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
         cpu_per_1000: list[float] = []
         for n in sizes:
             base_created, base_running = await bare_pods(client, n, opts)
-            created, running, cpu = await deployment_run(client, cluster, n, opts)
+            created, running, cpu, _ = await deployment_run(client, cluster, n, opts)
             figures[f"baseline_pods_{n}_created_s"] = round(base_created, 2)
             figures[f"baseline_pods_{n}_running_s"] = round(base_running, 2)
             figures[f"deployment_{n}_created_s"] = round(created, 2)
@@ -221,8 +231,11 @@ async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
-async def _deployment_only(cluster: Cluster, n: int, opts: argparse.Namespace) -> tuple[float, float, float]:
-    """The bare-pod warm-up then one Deployment of `n`: (created s, Running s, controller-manager CPU s)."""
+Side = tuple[float, float, float, float]
+
+
+async def _deployment_only(cluster: Cluster, n: int, opts: argparse.Namespace) -> Side:
+    """The bare-pod warm-up then one Deployment of `n` (see `deployment_run`)."""
     async with RESTClient(load_kubeconfig(cluster.kubeconfig)) as client:
         await bare_pods(client, n, opts)
         return await deployment_run(client, cluster, n, opts)
@@ -232,9 +245,11 @@ def _overhead(on: float, off: float) -> float:
     return round((on - off) / off * 100, 1) if off > 0 else 0.0
 
 
-def _tracing_figures(on: tuple[float, float, float], off: tuple[float, float, float], n: int) -> dict[str, Any]:
-    figures: dict[str, Any] = {}
-    for label, a, b in zip(("created_s", "running_s", "cpu_s"), on, off, strict=True):
+def _tracing_figures(on: list[Side], off: list[Side], n: int) -> dict[str, Any]:
+    """Medians over the rounds of each side, and the overhead of the medians."""
+    figures: dict[str, Any] = {"tracing_rounds": len(on)}
+    for i, label in enumerate(("created_s", "running_s", "cpu_s", "all_cpu_s")):
+        a, b = statistics.median(r[i] for r in on), statistics.median(r[i] for r in off)
         figures[f"tracing_on_{n}_{label}"] = round(a, 2)
         figures[f"tracing_off_{n}_{label}"] = round(b, 2)
         figures[f"tracing_overhead_{n}_{label.removesuffix('_s')}_pct"] = _overhead(a, b)
@@ -256,10 +271,12 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
         with _cluster(opts) as cluster:
             figures.update(asyncio.run(_run(cluster, opts)))
     n = opts.tracing_size
-    if n:  # each side on a fresh cluster, so neither inherits the other's history
-        with _cluster(opts, "--tracing") as cluster:
-            on = asyncio.run(_deployment_only(cluster, n, opts))
-        with _cluster(opts, "--no-tracing") as cluster:
-            off = asyncio.run(_deployment_only(cluster, n, opts))
+    if n:  # each run on a fresh cluster, the sides alternating so drifting load hits both alike
+        on: list[Side] = []
+        off: list[Side] = []
+        for _ in range(max(1, opts.tracing_rounds)):
+            for flag, runs in (("--no-tracing", off), ("--tracing", on)):
+                with _cluster(opts, flag) as cluster:
+                    runs.append(asyncio.run(_deployment_only(cluster, n, opts)))
         figures.update(_tracing_figures(on, off, n))
     return figures

@@ -21,10 +21,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from opentelemetry.trace import Span, StatusCode
+from opentelemetry.trace import StatusCode
 
 from kube.errors import Conflict
-from kube.tracing import reconcile_span
+from kube.tracing import Hop, reconcile_span
 from kube.workqueue import ShutDown, WorkQueue
 
 __all__ = ["Reconciler", "Request", "Result", "TerminalError", "run_workers", "split_key"]
@@ -59,14 +59,14 @@ def split_key(key: str) -> Request:
     return Request(ns, name)
 
 
-def _outcome(span: Span | None, error: str | None) -> None:
+def _outcome(span: Hop | None, error: str | None) -> None:
     if span is not None and error is not None:
         span.set_status(StatusCode.ERROR, error)
 
 
-async def _reconcile_one(name: str, queue: WorkQueue[str], reconcile: Reconciler, key: str) -> None:
-    """Reconcile one key in its hop's span; CancelledError propagates, nothing else does."""
-    with reconcile_span(f"reconcile {name}", queue.take_cause(key), actor=name, obj=key) as span:
+async def _reconcile_one(name: str, actor: str, queue: WorkQueue[str], reconcile: Reconciler, key: str) -> None:
+    """Reconcile one key as a hop of the trace that queued it; CancelledError propagates, nothing else does."""
+    with reconcile_span(f"reconcile {name}", queue.take_cause(key), actor=actor, obj=key) as span:
         _outcome(span, await _reconcile_with_retries(name, queue, reconcile, key))
 
 
@@ -93,24 +93,28 @@ async def _reconcile_with_retries(name: str, queue: WorkQueue[str], reconcile: R
     return None
 
 
-async def _worker(name: str, queue: WorkQueue[str], reconcile: Reconciler) -> None:
+async def _worker(name: str, actor: str, queue: WorkQueue[str], reconcile: Reconciler) -> None:
     while True:
         try:
             key = await queue.get()
         except ShutDown:
             return
         try:
-            await _reconcile_one(name, queue, reconcile, key)
+            await _reconcile_one(name, actor, queue, reconcile, key)
         finally:
             queue.done(key)  # exactly once per get, also when cancelled mid-reconcile
 
 
-async def run_workers(name: str, queue: WorkQueue[str], reconcile: Reconciler, workers: int = 1) -> None:
+async def run_workers(name: str, queue: WorkQueue[str], reconcile: Reconciler, workers: int = 1, *,
+                      actor: str | None = None) -> None:
     """Run `workers` reconcile loops over `queue` until cancelled or the queue shuts down.
+
+    Each traced reconcile is a hop by `actor` (default `<name>-controller`, upstream's
+    controller names).
 
     A cancelled run stops every loop; a key being reconciled then is released to the
     queue (a re-add that arrived meanwhile is queued once).
     """
     async with asyncio.TaskGroup() as tg:
         for _ in range(workers):
-            tg.create_task(_worker(name, queue, reconcile))
+            tg.create_task(_worker(name, actor or f"{name}-controller", queue, reconcile))

@@ -18,10 +18,9 @@ rebuild everything, and pods are brought back in line by the same reconcile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
-
-from opentelemetry import trace
 
 from kube.api import Pod
 from kube.cache import InformerFactory
@@ -31,7 +30,7 @@ from kube.controller import Request, Result, run_workers
 from kube.errors import Conflict, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.podutil import is_phase_terminal
-from kube.tracing import child_span
+from kube.tracing import attrs, child_span, current_hop
 from kube.workqueue import WorkQueue
 from kubelet.config import KubeletConfig
 from kubelet.cri.interface import (
@@ -48,6 +47,10 @@ from kubelet.prober import ProbeKind, ProbeManager
 from kubelet.status import compute_pod_status
 
 __all__ = ["Kubelet"]
+
+_STUCK = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "CreateContainerError",
+                    "CreateContainerConfigError", "CrashLoopBackOff", "RunContainerError"})
+"""Waiting reasons that mean the pod cannot progress on its own: a kubelet hop records them as its reason."""
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +108,7 @@ class Kubelet:
                 await self.pods.informer.wait_for_sync()
                 logger.info("Pods synced", extra={"node": self.config.node_name, "pods": len(self.pods.list())})
                 tg.create_task(run_workers(f"kubelet/{self.config.node_name}", self.queue, self.reconcile,
-                                           self.config.workers))
+                                           self.config.workers, actor=f"kubelet/{self.config.node_name}"))
                 tg.create_task(self._relist_loop())
                 tg.create_task(self._housekeeping_loop())
         finally:
@@ -124,14 +127,21 @@ class Kubelet:
             await self._terminate(pod)
             return None
         result = await self.syncer.sync(pod)
-        with child_span("probes") as span:
+        probed = any(c.readiness_probe or c.liveness_probe or c.startup_probe for c in pod.spec.containers)
+        with child_span("probes") if probed else contextlib.nullcontext() as span:
             await self._apply_probes(pod, result)
             if span is not None:
                 span.set_attribute("kubelet.not_ready_containers", [v.name for v in result.views if v.ready is False])
         status = compute_pod_status(pod, result.sandbox, result.views, runtime=self.runtime_name,
                                     host_ip=self.config.address, init_views=result.init_views,
                                     initialized=result.initialized, init_failed=result.init_failed)
-        trace.get_current_span().set_attribute("k8s.pod.phase", str(status.get("phase") or ""))
+        hop = current_hop()
+        if hop is not None:
+            hop.set_attribute("k8s.pod.phase", str(status.get("phase") or ""))
+            stuck = [f"{v.name}: {v.waiting_reason}: {v.waiting_message or ''}".rstrip(": ")
+                     for v in (*result.init_views, *result.views) if v.waiting_reason in _STUCK]
+            if stuck:  # the pod waits on this node: the trace ends in why
+                hop.set_attribute(attrs.REASON, "; ".join(stuck))
         await self._patch_status(pod, status)
         return Result(requeue_after=result.retry_after) if result.retry_after is not None else None
 

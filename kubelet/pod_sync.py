@@ -269,7 +269,8 @@ class PodSyncer:
                                view: ContainerView) -> float | None:
         key = (str(pod.metadata.uid), name)
         spec = next(c for c in [*(pod.spec.init_containers or []), *pod.spec.containers] if c.name == name)
-        present = await self.runtime.image_status(image) is not None
+        with child_span("ImageStatus", image=image):
+            present = await self.runtime.image_status(image) is not None
         if not present and spec.image_pull_policy == "Never":
             view.waiting_reason = "ErrImageNeverPull"
             view.waiting_message = f'Container image "{image}" is not present with pull policy of Never'

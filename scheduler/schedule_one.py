@@ -16,7 +16,7 @@ Mirrors kube-scheduler `schedule_one.go` (`schedulePod`, `findNodesThatFitPod`,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kube.api import Pod
 from scheduler.cache import NodeInfo
@@ -38,6 +38,8 @@ class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
+    scores: dict[str, int] = field(default_factory=dict)
+    """The chosen node's weighted score per score plugin (empty when only one node was feasible)."""
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
@@ -69,9 +71,11 @@ class SchedulingAlgorithm:
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1)
         self.framework.run_pre_score_plugins(state, pod, feasible, nodes)
-        scores = self.framework.run_score_plugins(state, pod, feasible)
+        breakdown: dict[str, dict[str, int]] = {}
+        scores = self.framework.run_score_plugins(state, pod, feasible, breakdown=breakdown)
         best = min(feasible, key=lambda n: (-scores[n.name], n.pod_count, n.name))
-        return ScheduleResult(best.name, evaluated, len(feasible))
+        return ScheduleResult(best.name, evaluated, len(feasible),
+                              {plugin: by_node[best.name] for plugin, by_node in breakdown.items()})
 
     def _find_nodes_that_fit(self, state: CycleState, pod: Pod,
                              nodes: Sequence[NodeInfo]) -> tuple[list[NodeInfo], Diagnosis, int]:

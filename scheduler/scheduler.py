@@ -26,7 +26,7 @@ import time
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
-from opentelemetry.trace import Span, StatusCode
+from opentelemetry.trace import StatusCode
 
 from kube.api import Node, Pod
 from kube.cache import EventHandler, InformerFactory
@@ -35,7 +35,7 @@ from kube.clock import Clock
 from kube.errors import Conflict, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.timeutil import now_rfc3339
-from kube.tracing import attrs, child_span, object_ref, reconcile_span
+from kube.tracing import Hop, attrs, child_span, object_ref, reconcile_span
 from kube.workqueue import ShutDown
 from scheduler.cache import SchedulerCache
 from scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
@@ -128,11 +128,13 @@ class Scheduler:
         feasible and evaluated node counts and the chosen node, or the reason none fit.
         """
         ns, _, name = key.rpartition("/")
-        with reconcile_span("schedule", self.queue.cause_of(key), actor="scheduler",
+        pod = self.pod_informer.store.get(key)
+        actor = (pod.spec.scheduler_name if pod is not None else None) or DEFAULT_SCHEDULER_NAME
+        with reconcile_span("schedule", self.queue.cause_of(key), actor=actor,
                             obj=object_ref("Pod", ns, name)) as span:
             self._schedule_one(key, span)
 
-    def _schedule_one(self, key: str, span: Span | None) -> None:
+    def _schedule_one(self, key: str, span: Hop | None) -> None:
         pod = self.pod_informer.store.get(key)
         if pod is None or not is_pending_for(pod, self.scheduler_names):
             self.queue.forget(key)
@@ -162,7 +164,9 @@ class Scheduler:
         host = result.suggested_host
         if span is not None:
             span.set_attributes({attrs.NODE: host, "scheduler.feasible_nodes": result.feasible_nodes,
-                                 "scheduler.evaluated_nodes": result.evaluated_nodes})
+                                 "scheduler.evaluated_nodes": result.evaluated_nodes,
+                                 "scheduler.score": sum(result.scores.values()),
+                                 "scheduler.score_breakdown": [f"{p}={v}" for p, v in sorted(result.scores.items())]})
         self.cache.assume_pod(pod.model_copy(update={"spec": pod.spec.model_copy(update={"node_name": host})}),
                               host)
         logger.debug("Pod assumed", extra={"pod": key, "node": host, "feasible": result.feasible_nodes,

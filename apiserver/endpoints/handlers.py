@@ -145,7 +145,7 @@ class ResourceHandler:
                 raise
             return watch.error_stream(e)
         encode = watch.line_encoder(served.info.kind if table else None, include, _printer(served))
-        return watch.stream_watch(events, timeout=timeout, encode=encode)
+        return watch.stream_watch(events, timeout=timeout, encode=encode, watcher=ctx.user.name if ctx.user else "")
 
     # --- writes --------------------------------------------------------------------------
     async def create(self, request: Request, info: RequestInfo, served: ServedResource, storage: Storage,

@@ -7,8 +7,10 @@ issuer's discovery documents join these routes from `oidc`.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.requests import Request
@@ -25,13 +27,20 @@ from kube.errors import ApiError, NotAcceptable, NotFound
 __all__ = ["build_routes"]
 
 
+# The API server traces its own hops; the built-in request telemetry of newer FastAPI
+# releases would add a span, metrics and logs to every plain route (the OTLP receiver too).
+_NO_TELEMETRY: dict[str, Any] = (
+    {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+    if "telemetry" in inspect.signature(FastAPI.__init__).parameters else {})
+
+
 def _not_found() -> NotFound:
     return NotFound("the server could not find the requested resource")
 
 
 def build_routes(*, registry: ResourceRegistry, metrics: Metrics, ready: Callable[[], Awaitable[bool]],
                  server_address: str) -> FastAPI:
-    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None, **_NO_TELEMETRY)
 
     async def api_error(_request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)

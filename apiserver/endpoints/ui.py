@@ -71,12 +71,18 @@ def ui_router(spans: SpanStore) -> APIRouter:
         wait_version = q.get("waitVersion")
         if wait_version is not None and wait_version.lstrip("-").isdigit():
             timeout = min(float(q.get("timeoutSeconds") or 20), 60.0)
-            await asyncio.to_thread(spans.wait_for_change, int(wait_version), timeout)
+            await spans.wait_for_change(int(wait_version), timeout)
         version = spans.version()
         obj = q.get("object")
         trace_id = q.get("traceID") or (spans.latest_trace_of(obj) if obj else None)
-        view = chain(spans.trace(trace_id)) if trace_id else chain([])
-        body = {**view, "object": obj, "traceId": trace_id, "version": version}
-        return Response(json.dumps(body, separators=(",", ":")), media_type="application/json")
+        # A large trace (a 1000-replica Deployment) takes a while to lay out: not on the event loop.
+        body = await asyncio.to_thread(_chain_body, spans, trace_id, obj, version)
+        return Response(body, media_type="application/json")
 
     return router
+
+
+def _chain_body(spans: SpanStore, trace_id: str | None, obj: str | None, version: int) -> bytes:
+    view = chain(spans.trace(trace_id)) if trace_id else chain([])
+    return json.dumps({**view, "object": obj, "traceID": trace_id, "version": version},
+                      separators=(",", ":")).encode()

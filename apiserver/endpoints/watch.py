@@ -46,12 +46,13 @@ def line_encoder(table_kind: str | None, include_object: str,
     return encode
 
 
-async def _stream(events: AsyncIterator[WatchEvent], timeout: int,
-                  encode: Callable[[WatchEvent], bytes]) -> AsyncIterator[bytes]:
+async def _stream(events: AsyncIterator[WatchEvent], timeout: int, encode: Callable[[WatchEvent], bytes],
+                  watcher: str) -> AsyncIterator[bytes]:
     try:
         async with asyncio.timeout(timeout):
             async for event in events:
                 yield encode(event)
+                event.sent(watcher)  # the response resumes this generator once the chunk is written
     except TimeoutError:
         return
     except ApiError as e:
@@ -63,5 +64,6 @@ async def _stream(events: AsyncIterator[WatchEvent], timeout: int,
 
 
 def stream_watch(events: AsyncIterator[WatchEvent], *, timeout: int,
-                 encode: Callable[[WatchEvent], bytes]) -> Response:
-    return StreamingResponse(_stream(events, timeout, encode), media_type="application/json")
+                 encode: Callable[[WatchEvent], bytes], watcher: str = "") -> Response:
+    """Stream `events`; `watcher` (the user) names this stream on the fan-out of traced writes."""
+    return StreamingResponse(_stream(events, timeout, encode, watcher), media_type="application/json")

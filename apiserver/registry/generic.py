@@ -62,7 +62,7 @@ from kube.errors import (
 from kube.resources import ResourceInfo
 from kube.selectors import FieldSelector, LabelSelector
 from kube.timeutil import format_time, utc_now
-from kube.tracing import TRACE_ANNOTATION, attrs, child_span, object_ref, stamp
+from kube.tracing import TRACE_ANNOTATION, attrs, object_ref, phase, stamp
 
 if TYPE_CHECKING:
     from apiserver.registry.lister import CacheLister
@@ -291,7 +291,7 @@ class RegistryStore:
         attrs = self.attributes(admission, Operation.CREATE, namespace=namespace, obj=obj, old=None, subresource=None,
                                 name=str(meta.get("name") or meta.get("generateName") or ""), dry_run=dry_run)
         async with attrs.held:
-            with child_span("admission"):
+            with phase("admission"):
                 await admission.chain.admit(attrs)
             return await self._create(namespace, obj, meta, dry_run=dry_run, manager=manager, attrs=attrs,
                                       validate=admission.chain.validate)
@@ -316,7 +316,7 @@ class RegistryStore:
         self.strategy.prepare_for_create(obj)
         if self.schema is not None:
             normalize_quantities(obj, self.schema)
-        with child_span("validation"):
+        with phase("validation"):
             errs = self.strategy.validate(obj)
             if errs:
                 raise self.invalid(str(meta.get("name") or ""), errs)
@@ -332,10 +332,10 @@ class RegistryStore:
         if dry_run:
             return obj
         try:
-            with child_span("etcd create") as span:
+            with phase("etcd create") as details:
                 rev = await self.storage.create(self.key(namespace, meta["name"]), data)
-                if span is not None:
-                    span.set_attribute("etcd.revision", rev)
+                if details is not None:
+                    details["etcd.revision"] = rev
         except serr.KeyExists:
             raise AlreadyExists(f'{self.info.qualified} "{meta["name"]}" already exists',
                                 details={"name": meta["name"], "group": self.info.group,
@@ -397,7 +397,7 @@ class RegistryStore:
                 subresource=subresource, dry_run=dry_run)
             if admission is not None and attrs is not None:
                 attrs.held = held
-                with child_span("admission"):
+                with phase("admission"):
                     await admission.chain.admit(attrs)
             self.strategy.prepare_for_update(new, old, subresource=subresource)
             if self.schema is not None:
@@ -424,10 +424,10 @@ class RegistryStore:
             return self.encode(new)
 
         try:
-            with child_span("etcd update") as span:
+            with phase("etcd update") as details:
                 kv = await self.storage.guaranteed_update(key, try_update)
-                if span is not None:
-                    span.set_attribute("etcd.revision", kv.mod_revision)
+                if details is not None:
+                    details["etcd.revision"] = kv.mod_revision
         except serr.KeyNotFound:
             raise self.not_found(name) from None
         except serr.Unavailable as e:

@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver.registry.watch_event import WatchEvent, encode_event
+from apiserver.registry.watch_fanout import FanOut, FanOuts
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import Storage
 from kube.errors import ResourceExpired, ServiceUnavailable
+from kube.tracing import extract_traceparent, object_ref, traceparent_of
 
 __all__ = ["WatchCache", "CacheWatcher", "CachedEvent"]
 
@@ -47,6 +49,7 @@ class CachedEvent:
     key: str
     obj: Obj
     prev: Obj | None
+    fanout: FanOut | None = None
     _lines: dict[str, bytes] = field(default_factory=dict)
 
     def line(self, type_: str) -> bytes:
@@ -86,6 +89,8 @@ class CacheWatcher:
             self.queue.put_nowait(WatchEvent(type_, ev.obj, ev))
         except asyncio.QueueFull:
             return False
+        if ev.fanout is not None:
+            ev.fanout.queued()
         return True
 
     def terminate(self) -> None:
@@ -95,6 +100,18 @@ class CacheWatcher:
         while not self.queue.empty():
             self.queue.get_nowait()
         self.queue.put_nowait(None)
+
+
+def _fanout_of(obj: Obj, prev: Obj | None, revision: int) -> FanOut | None:
+    """A fan-out to record when this change was a traced write (its trace annotation is new)."""
+    meta = obj.get("metadata") or {}
+    value = traceparent_of(meta)
+    if value is None or (prev is not None and traceparent_of(prev.get("metadata")) == value):
+        return None
+    parent = extract_traceparent(value)
+    if parent is None:
+        return None
+    return FanOut(parent, object_ref(str(obj.get("kind", "")), meta.get("namespace"), meta.get("name")), revision)
 
 
 class WatchCache:
@@ -107,6 +124,7 @@ class WatchCache:
         self.revision = 0
         self.oldest_revision = 0  # watches from revisions >= this can be served from the window
         self.watchers: set[CacheWatcher] = set()
+        self.fanouts = FanOuts()
         self._ready = asyncio.Event()
         self._advanced = asyncio.Event()  # set (and replaced) when `revision` moves on and someone waits
         self._waiting = 0
@@ -179,13 +197,15 @@ class WatchCache:
             self.objects.pop(ev.key, None)
         else:
             self.objects[ev.key] = obj
-        cached = CachedEvent(ev.revision, ev.type, ev.key, obj, prev)
+        cached = CachedEvent(ev.revision, ev.type, ev.key, obj, prev, _fanout_of(obj, prev, ev.revision))
         if len(self.events) == self.events.maxlen:
             self.oldest_revision = self.events[0].revision
         self.events.append(cached)
         self.revision = ev.revision
         self._moved_on()
         slow = [w for w in self.watchers if not w.offer(cached)]
+        if cached.fanout is not None:
+            self.fanouts.track(cached.fanout)
         for w in slow:
             logger.info("Terminating a watcher that cannot keep up", extra={"prefix": w.prefix})
             w.terminate()

@@ -41,5 +41,10 @@ class WatchEvent:
             self._line = encode_event(self.type, self.object)
         return self._line
 
+    def sent(self, watcher: str) -> None:
+        """The stream of `watcher` (a user name) wrote this event: recorded on a traced write's fan-out."""
+        if self._shared is not None and self._shared.fanout is not None:
+            self._shared.fanout.sent(watcher)
+
     def __repr__(self) -> str:
         return f"WatchEvent({self.type!r}, {self.object.get('metadata', {}).get('name')!r})"

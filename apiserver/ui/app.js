@@ -136,13 +136,14 @@ const refreshRecent = guarded(async () => {
 
 // ---- the timeline --------------------------------------------------------------------------------
 
+const APISERVER = "kube-apiserver";
+
 function actorLabel(actor) {
-  if (actor === "apiserver" || actor === "scheduler") return actor;
   if (actor.startsWith("kubelet/")) return `kubelet ${actor.slice(8)}`;
-  return `${actor} controller`;
+  return actor;
 }
 
-function isQuiet(h) { return !h.did.length && !h.details.length && !h.reason && !h.error && h.actor !== "apiserver"; }
+function isScheduler(h) { return h.actor.endsWith("scheduler"); }
 
 function reactedText(h) {
   const r = h.reactedTo || {};
@@ -152,19 +153,19 @@ function reactedText(h) {
 }
 
 function didText(h) {
-  if (h.actor === "apiserver") return `${h.name} ${h.object || ""} -> rv=${h.resourceVersion}`;
-  return h.did.map((d) => `${d.verb} ${d.object || d.what} -> rv=${d.resourceVersion}`).join("; ") || "(no write)";
+  if (h.actor === APISERVER) return `${h.action} -> rv=${h.resourceVersion}`;
+  return h.did.map((d) => `${d.verb} ${d.object || d.what} -> rv=${d.resourceVersion}`).join("; ") || h.action;
 }
 
 // The same facts `pkctl trace` prints for a hop.
 function hopFacts(h) {
-  const lines = [`${actorLabel(h.actor)}: ${h.name}`, `  at        +${ms(h.start)}`, `  reacted   ${reactedText(h)}`,
+  const lines = [`${actorLabel(h.actor)}: ${h.action}`, `  at        +${ms(h.offset)} (${h.start})`, `  reacted   ${reactedText(h)}`,
                  `  did       ${didText(h)}`, `  took      ${ms(h.duration)}`, `  waited    ${ms(h.wait)} in the work queue`];
   if (h.delivery !== null && h.delivery !== undefined) lines.push(`  watch     ${ms(h.delivery)} from commit to delivery`);
-  if (h.node && h.actor === "scheduler") lines.push(`  chose     ${h.node}`);
-  for (const d of h.details) {
-    const feasible = d.attributes?.["scheduler.feasible_nodes"];
-    lines.push(`  ${d.name.padEnd(22)} ${ms(d.duration)}${feasible !== undefined ? ` feasible=${feasible}` : ""}`);
+  if (h.node && isScheduler(h) && !h.reason) lines.push(`  chose     ${h.node}`);
+  for (const d of h.hops) {
+    const watchers = d.attributes?.["watch.watchers"];
+    lines.push(`  ${d.action.padEnd(22)} ${ms(d.duration)}${watchers !== undefined ? ` to ${watchers} watchers` : ""}`);
   }
   if (h.reason) lines.push(`  reason    ${h.reason}`);
   if (h.error) lines.push(`  error     ${h.error}`);
@@ -173,10 +174,10 @@ function hopFacts(h) {
 
 function drawHead(view, label) {
   const s = view.summary || {};
-  const head = [el("div", { id: "trace-id", text: `${label}: trace ${view.traceId || "(none yet)"}` })];
+  const head = [el("div", { id: "trace-id", text: `${label}: trace ${view.traceID || "(none yet)"}` })];
   if (s.hops) {
     head.push(el("div", { class: "summary", text: `${s.hops} hops in ${ms(s.span)}; to Running: ${ms(s.toRunning)}; `
-      + `slowest: ${actorLabel(s.slowest.actor)} ${s.slowest.name} ${ms(s.slowest.duration)}` }));
+      + `slowest: ${actorLabel(s.slowest.actor)} ${s.slowest.action} ${ms(s.slowest.duration)}` }));
     for (const w of s.waitingOn || []) head.push(el("div", { class: "error", text: `waiting on ${w.actor} for ${w.object}: ${w.reason}` }));
   }
   head.push(el("div", { class: "legend", text: "hatched: waiting in the work queue; bar: the hop; white marks: its CRI phases, binding and writes. Click a bar for its facts." }));
@@ -186,10 +187,10 @@ function drawHead(view, label) {
 function pct(x, total) { return `${Math.max(0, Math.min(100, (x / total) * 100)).toFixed(3)}%`; }
 
 function drawTimeline(view, known) {
-  const hops = view.hops.filter((h) => $("all").checked || !isQuiet(h));
-  const total = Math.max(0.001, ...hops.map((h) => h.start + h.duration));
+  const hops = view.hops;
+  const total = Math.max(0.001, ...hops.map((h) => h.offset + h.duration));
   const rows = new Map();
-  const order = (a) => (a === "apiserver" ? 0 : a === "scheduler" ? 2 : a.startsWith("kubelet") ? 3 : 1);
+  const order = (a) => (a === APISERVER ? 0 : a.endsWith("scheduler") ? 2 : a.startsWith("kubelet") ? 3 : 1);
   for (const actor of [...new Set(hops.map((h) => h.actor))].sort((a, b) => order(a) - order(b) || a.localeCompare(b))) {
     const lane = el("div", { class: "lane" });
     rows.set(actor, lane);
@@ -199,20 +200,20 @@ function drawTimeline(view, known) {
     box.style.left = "0"; box.style.right = "0";
     if (h.wait) {
       const w = el("div", { class: "wait", title: `waited ${ms(h.wait)}` });
-      w.style.left = pct(h.start - h.wait, total); w.style.width = pct(h.wait, total);
+      w.style.left = pct(h.offset - h.wait, total); w.style.width = pct(h.wait, total);
       box.append(w);
     }
     const run = el("div", { class: `run${h.error || h.reason ? " failed" : ""}`, title: hopFacts(h) });
-    run.style.left = pct(h.start, total); run.style.width = pct(h.duration, total);
+    run.style.left = pct(h.offset, total); run.style.width = pct(h.duration, total);
     run.addEventListener("click", () => {
       document.querySelectorAll(".run.selected").forEach((r) => r.classList.remove("selected"));
       run.classList.add("selected");
       $("hop-detail").textContent = hopFacts(h);
     });
     box.append(run);
-    for (const d of h.details) {
-      const n = el("div", { class: "nested", title: `${d.name} ${ms(d.duration)}` });
-      n.style.left = pct(d.start, total); n.style.width = pct(d.duration, total);
+    for (const d of h.hops) {
+      const n = el("div", { class: "nested", title: `${d.action} ${ms(d.duration)}` });
+      n.style.left = pct(d.offset, total); n.style.width = pct(d.duration, total);
       box.append(n);
     }
     rows.get(h.actor).append(box);
@@ -232,19 +233,16 @@ async function startFollowing(target) {
   let version = null;
   let current = null;
   let known = new Set();
-  let last = null;
-  $("all").onchange = () => { if (last) drawTimeline(last, known); };
   $("hop-detail").textContent = "";
   $("timeline").replaceChildren();
-  drawHead({ traceId: null }, target.label);
+  drawHead({ traceID: null }, target.label);
   while (generation === follow.generation) {
     try {
       const wait = version === null ? "" : `&waitVersion=${version}&timeoutSeconds=20`;
       const view = await api(`/debug/traces/chain?${query}${wait}`, controller.signal);
       if (generation !== follow.generation) return;
       version = view.version;
-      if (view.traceId !== current) { current = view.traceId; known = new Set(); $("hop-detail").textContent = ""; }
-      last = view;
+      if (view.traceID !== current) { current = view.traceID; known = new Set(); $("hop-detail").textContent = ""; }
       drawHead(view, target.label);
       drawTimeline(view, known);
       if (version !== null && view.hops.length) refreshRecent();

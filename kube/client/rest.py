@@ -28,7 +28,7 @@ from kube.api.base import KubeObject, T_Object
 from kube.client.config import ClientConfig
 from kube.errors import ApiError, error_from_status
 from kube.resources import ResourceInfo
-from kube.tracing import TRACEPARENT, attrs, current_traceparent, object_ref, tracer
+from kube.tracing import TRACEPARENT, attrs, current_traceparent, object_ref, write_span
 
 __all__ = ["PATCH_TYPES", "ObjectList", "RESTClient", "WatchEvent"]
 
@@ -115,14 +115,14 @@ class RESTClient:
                       body: Any = None, content_type: str = "application/json",
                       headers: Mapping[str, str] | None = None) -> Any:
         """Send one request; return the decoded JSON (or text) body; raise ApiError on failure."""
-        if method == "GET" or not trace.get_current_span().get_span_context().is_valid:
+        if method == "GET":
             return await self._request(method, path, params=params, body=body, content_type=content_type,
                                        headers=headers)
-        with tracer().start_as_current_span(f"{method} {path}", kind=trace.SpanKind.CLIENT,
-                                            attributes={attrs.VERB: method}) as span:
+        with write_span(method, path) as span:
             answer = await self._request(method, path, params=params, body=body, content_type=content_type,
                                          headers=headers)
-            _record_written(span, answer)
+            if span is not None:
+                _record_written(span, answer)
             return answer
 
     async def _request(self, method: str, path: str, *, params: Mapping[str, Any] | None, body: Any,

@@ -12,7 +12,6 @@ from kube.tracing._propagation import (
     TRACEPARENT,
     Cause,
     cause_context,
-    current_cause,
     current_traceparent,
     extract_traceparent,
     object_ref,
@@ -29,7 +28,16 @@ from kube.tracing._provider import (
     shutdown_tracing,
     tracer,
 )
-from kube.tracing._spans import child_span, reconcile_span, record_cause
+from kube.tracing._spans import (
+    Hop,
+    child_span,
+    current_cause,
+    current_hop,
+    phase,
+    reconcile_span,
+    record_cause,
+    write_span,
+)
 
 __all__ = [
     "TRACE_ANNOTATION",
@@ -37,14 +45,17 @@ __all__ = [
     "OTLP_PATH",
     "ApiServerSpanExporter",
     "Cause",
+    "Hop",
     "TracingConfig",
     "attrs",
     "cause_context",
     "child_span",
     "current_cause",
+    "current_hop",
     "current_traceparent",
     "extract_traceparent",
     "object_ref",
+    "phase",
     "reconcile_span",
     "record_cause",
     "setup_tracing",
@@ -54,4 +65,5 @@ __all__ = [
     "traceparent_of",
     "tracer",
     "woken_by",
+    "write_span",
 ]

@@ -27,7 +27,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import NonRecordingSpan, SpanContext
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "TRACEPARENT",
     "Cause",
     "cause_context",
-    "current_cause",
     "current_traceparent",
     "extract_traceparent",
     "object_ref",
@@ -63,6 +62,7 @@ class Cause:
 
 
 _cause: contextvars.ContextVar[Cause | None] = contextvars.ContextVar("picokube_cause", default=None)
+"""The event being handled (`woken_by`), read by `current_cause`."""
 
 
 def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
@@ -72,15 +72,28 @@ def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
 
 def current_traceparent() -> str | None:
     """The `traceparent` of the current span, or None when there is no valid one."""
-    carrier: dict[str, str] = {}
-    _PROPAGATOR.inject(carrier)
-    return carrier.get(TRACEPARENT)
+    sc = trace.get_current_span().get_span_context()
+    return f"00-{sc.trace_id:032x}-{sc.span_id:016x}-{sc.trace_flags:02x}" if sc.is_valid else None
 
 
 def extract_traceparent(value: str | None) -> SpanContext | None:
-    """The span context a `traceparent` value names, or None when it is missing or malformed."""
+    """The span context a `traceparent` value names, or None when it is missing or malformed.
+
+    Every informer event of a traced object comes through here, so the common form
+    (version 00, as this project writes it) is parsed directly; any other goes through the
+    W3C propagator.
+    """
     if not value:
         return None
+    parts = value.split("-")
+    if len(parts) == 4 and parts[0] == "00" and len(parts[1]) == 32 and len(parts[2]) == 16 and len(parts[3]) == 2:
+        try:
+            trace_id, span_id, flags = int(parts[1], 16), int(parts[2], 16), int(parts[3], 16)
+        except ValueError:
+            return None
+        if not trace_id or not span_id:
+            return None
+        return SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(flags))
     ctx = _PROPAGATOR.extract({TRACEPARENT: value})
     sc = trace.get_current_span(ctx).get_span_context()
     return sc if sc.is_valid else None
@@ -132,15 +145,6 @@ def woken_by(annotations: Mapping[str, str] | None, *, event: str, obj: str, res
         yield
     finally:
         _cause.reset(token)
-
-
-def current_cause() -> Cause | None:
-    """The cause to queue work under: the event being handled, else the current span (a retry)."""
-    cause = _cause.get()
-    if cause is not None:
-        return cause
-    sc = trace.get_current_span().get_span_context()
-    return Cause(sc) if sc.is_valid else None
 
 
 def cause_context(cause: Cause | None) -> otel_context.Context | None:

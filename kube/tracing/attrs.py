@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 __all__ = [
-    "ACTOR", "HOP", "NODE", "OBJECT", "REACTED_EVENT", "REACTED_OBJECT", "REACTED_RV", "REASON", "RESOURCE_VERSION",
-    "DELIVERED", "QUEUED", "SUBRESOURCE", "USER", "VERB",
+    "ACTOR", "APISERVER", "HOP", "NAME", "NODE", "OBJECT", "REACTED_EVENT", "REACTED_OBJECT", "REACTED_RV", "REASON",
+    "RESOURCE_VERSION", "DELIVERED", "QUEUED", "SUBRESOURCE", "USER", "VERB",
 ]
 
 ACTOR = "picokube.actor"
-"""Who acted: the controller's name, `scheduler`, `kubelet/<node>`, `apiserver`."""
+"""Who acted, by upstream's component names: `kube-apiserver`, `<name>-controller`, the
+scheduler's name (`default-scheduler`), `kubelet/<node>`."""
+APISERVER = "kube-apiserver"
+"""The API server's actor name."""
 HOP = "picokube.hop"
 """Set on a span that is one hop of the chain (a write served, a reconcile, a scheduling cycle, a pod sync)."""
 VERB = "k8s.verb"
 OBJECT = "k8s.object"
 """`Kind/namespace/name` of the object written (or reconciled)."""
 SUBRESOURCE = "k8s.subresource"
+NAME = "k8s.name"
+"""The name in a request's path (empty for a create by generateName or a collection)."""
 RESOURCE_VERSION = "k8s.resource_version"
 """The resourceVersion a write produced."""
 USER = "k8s.user"

@@ -129,8 +129,10 @@ class Framework:
             elif status is not None and not status.is_success():
                 raise RuntimeError(f"plugin {p.name} failed in PreScore: {status.message}")
 
-    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> dict[str, int]:
-        """node name -> weighted total score over all score plugins."""
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *,
+                          breakdown: dict[str, dict[str, int]] | None = None) -> dict[str, int]:
+        """node name -> weighted total score over all score plugins; `breakdown`, when given,
+        receives each plugin's weighted scores (plugin -> node -> score)."""
         totals = {n.name: 0 for n in nodes}
         for p in self.score_plugins:
             if p.name in state.skip_score_plugins:
@@ -146,4 +148,6 @@ class Framework:
                     raise ValueError(f"plugin {p.name} scored node {node} {score}, outside "
                                      f"{MIN_SCORE}..{MAX_SCORE}")
                 totals[node] += weight * score
+            if breakdown is not None:
+                breakdown[p.name] = {node: weight * score for node, score in scores.items()}
         return totals

@@ -346,3 +346,25 @@ def test_the_readme_examples_do_what_they_say(cluster: Cluster, ns: str) -> None
     described = eventually_sync(lambda: (lambda t: t if "FailedScheduling" in t else None)(
         cluster.kubectl_ok("describe", "pod", "too-big", "-n", ns)), timeout=30, message="FailedScheduling event")
     assert "Insufficient cpu" in described
+
+
+def test_the_kubelet_hop_of_a_real_pod_holds_its_cri_phases(cluster: Cluster, ns: str) -> None:
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("traced", ns, "exec httpd -f -p 8080 -h /www", extra=PROBED))
+    wait_for(cluster, ns, "traced", running, "Ready")
+
+    def kubelet_hops() -> list[dict[str, Any]] | None:
+        out = cluster.pkctl("trace", "pod/traced", "-n", ns, "-o", "json")
+        if out.returncode != 0:
+            return None
+        hops = [h for h in json.loads(out.stdout)["hops"] if h["actor"] == "kubelet/node-1" and h["hops"]]
+        phases = {p["action"] for h in hops for p in h["hops"]}
+        return hops if {"RunPodSandbox", "CreateContainer", "StartContainer", "probes"} <= phases else None
+
+    hops = eventually_sync(kubelet_hops, timeout=30, message="the kubelet's CRI phases in the trace")
+    assert hops is not None
+    first = hops[0]
+    assert first["reactedTo"]["object"] == f"pod/{ns}/traced" and first["did"]
+    phases = {p["action"]: p for p in first["hops"]}
+    sandbox, start = phases["RunPodSandbox"], phases["StartContainer"]
+    assert sandbox["durationMs"] > 0 and start["durationMs"] > 0  # real runc work takes time
+    assert sandbox["offset"] <= phases["CreateContainer"]["offset"] <= start["offset"]

@@ -58,22 +58,26 @@ def test_a_deployment_is_one_trace_in_causal_order(cluster: Cluster, ns: str) ->
         view = trace_of(cluster, ns, "deploy/web")
         written = {d["object"] for h in view["hops"] for d in h["did"]}
         kubelets = {h["reactedTo"]["object"] for h in hops_by(view, "kubelet") if h["reactedTo"]}
-        ok = all(f"Pod/{ns}/{p}" in written and f"Pod/{ns}/{p}" in kubelets for p in pods)
+        ok = all(f"pod/{ns}/{p}" in written and f"pod/{ns}/{p}" in kubelets for p in pods)
         return view if ok else None
 
     view = eventually_sync(complete, timeout=30)
     assert view is not None
     hops = view["hops"]
     first = hops[0]
-    assert first["actor"] == "apiserver" and first["object"] == f"Deployment/{ns}/web"
+    assert view["traceID"] and view["object"] == f"deployment/{ns}/web"
+    assert first["actor"] == "kube-apiserver" and first["object"] == f"deployment/{ns}/web"
     assert first["reactedTo"]["request"].startswith("create") or first["reactedTo"]["request"].startswith("patch")
+    for h in hops:  # the fields `pkctl trace -o json` promises
+        assert {"actor", "action", "object", "reactedTo", "start", "durationMs", "message", "hops"} <= set(h), h
+        assert h["action"] and h["start"].endswith("Z")
     position = {h["spanId"]: i for i, h in enumerate(hops)}
     for i, h in enumerate(hops):  # causal order: every hop after the hop that caused it
         if h["cause"] is not None:
             assert position[h["cause"]] < i, h
-    by_object_rv = {(h["object"], h["resourceVersion"]) for h in hops if h["actor"] == "apiserver"}
-    for actor, kind in (("deployment", "Deployment"), ("replicaset", "ReplicaSet"), ("scheduler", "Pod"),
-                        ("kubelet", "Pod")):
+    by_object_rv = {(h["object"], h["resourceVersion"]) for h in hops if h["actor"] == "kube-apiserver"}
+    for actor, kind in (("deployment-controller", "deployment"), ("replicaset-controller", "replicaset"),
+                        ("default-scheduler", "pod"), ("kubelet", "pod")):
         # Hops whose writes succeeded (a write refused with a Conflict wrote no resourceVersion).
         acting = [h for h in hops_by(view, actor)
                   if h["reactedTo"] and str(h["reactedTo"].get("object", "")).startswith(kind + "/")
@@ -86,21 +90,32 @@ def test_a_deployment_is_one_trace_in_causal_order(cluster: Cluster, ns: str) ->
         # the hops the apply caused react to ones it did.
         assert any((h["reactedTo"]["object"], h["reactedTo"]["resourceVersion"]) in by_object_rv for h in acting)
     for pod in pods:
-        ref = f"Pod/{ns}/{pod}"
-        assert any(h["reactedTo"] and h["reactedTo"].get("object") == ref for h in hops_by(view, "scheduler"))
-        assert any(h["reactedTo"] and h["reactedTo"].get("object") == ref and h["did"]
-                   for h in hops_by(view, "kubelet"))
+        ref = f"pod/{ns}/{pod}"
+        scheduled = [h for h in hops_by(view, "default-scheduler")
+                     if h["reactedTo"] and h["reactedTo"].get("object") == ref]
+        assert any(h["action"].startswith(f"bind {pod} to ") and h["node"] for h in scheduled), scheduled
+        synced = [h for h in hops_by(view, "kubelet") if h["reactedTo"] and h["reactedTo"].get("object") == ref
+                  and h["did"]]
+        assert synced
+        phases = {p["action"] for h in synced for p in h["hops"]}
+        assert {"RunPodSandbox", "CreateContainer", "StartContainer"} <= phases, phases
     assert view["summary"]["toRunning"] is not None
     text = cluster.pkctl("trace", "deploy/web", "-n", ns)
-    assert text.returncode == 0 and "scheduler" in text.stdout and "StartContainer" in text.stdout
+    assert text.returncode == 0 and "default-scheduler" in text.stdout and "StartContainer" in text.stdout
 
     # A rollout by the user starts its own trace.
     cluster.kubectl_ok("set", "image", "-n", ns, "deploy/web", "web=busybox:1.36")
     def new_trace() -> dict[str, Any] | None:
         later = trace_of(cluster, ns, "deploy/web")
-        return later if later["traceId"] != view["traceId"] and hops_by(later, "replicaset") else None
+        return later if later["traceID"] != view["traceID"] and hops_by(later, "replicaset-controller") else None
     later = eventually_sync(new_trace, timeout=30)
-    assert later is not None and later["hops"][0]["actor"] == "apiserver"
+    assert later is not None and later["hops"][0]["actor"] == "kube-apiserver"
+    # --all lists the earlier trace too, oldest first.
+    out = cluster.pkctl("trace", "deploy/web", "-n", ns, "-o", "json", "--all")
+    assert out.returncode == 0, out.stderr
+    every = [v["traceID"] for v in json.loads(out.stdout)]
+    assert view["traceID"] in every and later["traceID"] in every
+    assert every.index(view["traceID"]) < every.index(later["traceID"])
 
 
 def test_an_unschedulable_pod_ends_in_the_schedulers_reason(cluster: Cluster, ns: str) -> None:
@@ -113,7 +128,7 @@ def test_an_unschedulable_pod_ends_in_the_schedulers_reason(cluster: Cluster, ns
     view = eventually_sync(stuck, timeout=30)
     assert view is not None
     waiting = view["summary"]["waitingOn"][0]
-    assert waiting["actor"] == "scheduler"
+    assert waiting["actor"] == "default-scheduler"
     assert "nodes are available" in waiting["reason"] and "Insufficient cpu" in waiting["reason"]
     text = cluster.pkctl("trace", "deploy/web", "-n", ns).stdout
-    assert "waiting on scheduler" in text and "Insufficient cpu" in text
+    assert "waiting on default-scheduler" in text and "Insufficient cpu" in text

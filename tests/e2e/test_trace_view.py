@@ -61,7 +61,7 @@ def token_of(cluster: Cluster) -> str:
 def traced(cluster: Cluster, ns: str) -> str:
     out = cluster.pkctl("trace", "deploy/web", "-n", ns, "-o", "json")
     assert out.returncode == 0, out.stderr
-    return str(json.loads(out.stdout)["traceId"])
+    return str(json.loads(out.stdout)["traceID"])
 
 
 def rows(browser: HeadlessChromium) -> list[str]:
@@ -70,7 +70,7 @@ def rows(browser: HeadlessChromium) -> list[str]:
 
 def shows_chain(browser: HeadlessChromium) -> list[str] | None:
     actors = rows(browser)
-    wanted = ("apiserver", "deployment", "replicaset", "scheduler")
+    wanted = ("kube-apiserver", "deployment-controller", "replicaset-controller", "default-scheduler")
     ok = all(a in actors for a in wanted) and any(a.startswith("kubelet/") for a in actors)
     return actors if ok else None
 
@@ -113,17 +113,17 @@ def test_the_page_draws_a_deployments_chain_and_follows_it_live(cluster: Cluster
                      "document.getElementById('name').value = 'web';"
                      "document.getElementById('pick').requestSubmit()")
     actors = eventually_sync(lambda: shows_chain(browser), timeout=60)
-    assert actors is not None and actors[0] == "apiserver"
+    assert actors is not None and actors[0] == "kube-apiserver"
     labels = browser.evaluate("[...document.querySelectorAll('#timeline .label')].map(l => l.textContent)")
-    assert {"apiserver", "deployment controller", "replicaset controller", "scheduler"} <= set(labels)
+    assert {"kube-apiserver", "deployment-controller", "replicaset-controller", "default-scheduler"} <= set(labels)
     first = browser.evaluate("document.getElementById('trace-id').textContent")
     assert traced(cluster, ns) in first
 
     # A hop's facts, as pkctl trace prints them: what it reacted to, what it wrote, resourceVersions.
-    scheduling = eventually_sync(lambda: click_fact(browser, "scheduler", "chose"), timeout=30)
-    assert "reacted   ADDED Pod/" in scheduling and "rv=" in scheduling and "chose     node-" in scheduling
-    creating = click_fact(browser, "apiserver", "create deployments")
-    assert f"Deployment/{ns}/web -> rv=" in creating and "etcd create" in creating
+    scheduling = eventually_sync(lambda: click_fact(browser, "default-scheduler", "chose"), timeout=30)
+    assert "reacted   ADDED pod/" in scheduling and "rv=" in scheduling and "chose     node-" in scheduling
+    creating = click_fact(browser, "kube-apiserver", "create deployments")
+    assert "create deployments/web -> rv=" in creating and "etcd create" in creating
     starting = eventually_sync(lambda: click_fact(browser, "kubelet", "StartContainer"), timeout=60)
     assert "StartContainer" in starting and "RunPodSandbox" in starting
 
@@ -134,6 +134,7 @@ def test_the_page_draws_a_deployments_chain_and_follows_it_live(cluster: Cluster
     newer = eventually_sync(lambda: next((t for t in [traced(cluster, ns)] if t != before), None), timeout=30)
     eventually_sync(lambda: newer in str(browser.evaluate("document.getElementById('trace-id').textContent")),
                     timeout=30)
-    eventually_sync(lambda: "replicaset" in rows(browser) and "scheduler" in rows(browser), timeout=30)
-    assert click_fact(browser, "apiserver", "scale") or click_fact(browser, "apiserver", "deployments")
+    eventually_sync(lambda: "replicaset-controller" in rows(browser) and "default-scheduler" in rows(browser),
+                    timeout=30)
+    assert click_fact(browser, "kube-apiserver", "scale") or click_fact(browser, "kube-apiserver", "deployments")
     assert browser.evaluate("window.keptAcrossChanges") == 42

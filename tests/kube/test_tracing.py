@@ -10,11 +10,14 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 from kube.controller import Request, Result, run_workers
 from kube.tracing import (
     TRACE_ANNOTATION,
+    child_span,
     current_cause,
+    current_hop,
     current_traceparent,
     extract_traceparent,
     stamp,
@@ -76,14 +79,14 @@ async def test_a_reconcile_continues_the_trace_of_the_change_that_woke_it(spans:
     with tracer().start_as_current_span("apiserver write") as write:
         annotations = {TRACE_ANNOTATION: current_traceparent() or ""}
     queue: WorkQueue[str] = WorkQueue()
-    seen: list[trace.SpanContext] = []
     retried: list[int] = []
 
     async def reconcile(req: Request) -> Result | None:
-        seen.append(trace.get_current_span().get_span_context())
         if not retried:
             retried.append(1)
             raise RuntimeError("once more")  # the retry keeps the trace
+        with child_span("write"):  # the retry does something, so its hop is recorded
+            pass
         await queue.shut_down()
         return None
 
@@ -92,15 +95,39 @@ async def test_a_reconcile_continues_the_trace_of_the_change_that_woke_it(spans:
     queue.rate_limiter.when = lambda item: 0.0  # type: ignore[method-assign]
     await asyncio.wait_for(run_workers("replicaset", queue, reconcile), timeout=5)
     trace_id = write.get_span_context().trace_id
-    assert [sc.trace_id for sc in seen] == [trace_id, trace_id]
     hops = [s for s in spans.get_finished_spans() if s.name == "reconcile replicaset"]
     assert len(hops) == 2
+    assert all(h.context.trace_id == trace_id for h in hops)
     first = hops[0]
     assert first.parent is not None and first.parent.span_id == write.get_span_context().span_id
     assert first.attributes is not None
+    assert first.attributes[a.ACTOR] == "replicaset-controller"
     assert first.attributes[a.REACTED_OBJECT] == "ReplicaSet/default/web-1"
     assert first.attributes[a.REACTED_RV] == "7"
+    assert first.status.status_code is StatusCode.ERROR
     assert hops[1].parent is not None and hops[1].parent.span_id == first.context.span_id
+    (child,) = [s for s in spans.get_finished_spans() if s.name == "write"]
+    assert child.parent is not None and child.parent.span_id == hops[1].context.span_id
+    assert first.start_time is not None and child.start_time is not None and first.start_time < child.start_time
+
+
+async def test_a_reconcile_that_changes_nothing_records_no_hop(spans: InMemorySpanExporter) -> None:
+    with tracer().start_as_current_span("apiserver write"):
+        annotations = {TRACE_ANNOTATION: current_traceparent() or ""}
+    queue: WorkQueue[str] = WorkQueue()
+    ran: list[bool] = []
+
+    async def reconcile(req: Request) -> Result | None:
+        hop = current_hop()
+        ran.append(hop is not None and not hop.is_recording())
+        await queue.shut_down()
+        return None
+
+    with woken_by(annotations, event="MODIFIED", obj="Pod/default/web-1", resource_version="9"):
+        queue.add("default/web-1")
+    await asyncio.wait_for(run_workers("garbagecollector", queue, reconcile), timeout=5)
+    assert ran == [True]
+    assert [s.name for s in spans.get_finished_spans()] == ["apiserver write"]
 
 
 async def test_a_resync_starts_no_trace(spans: InMemorySpanExporter) -> None:
