@@ -1,8 +1,8 @@
 """The bootstrap RBAC policy the API server ensures at start, as kube-apiserver's
 bootstrappolicy does: cluster-admin for system:masters; discovery and self-review for every
 authenticated user; health and version for everyone (system:public-info-viewer); service
-account issuer discovery for every service account; the controller-manager's and
-scheduler's roles; and the user-facing `admin`, `edit` and `view` roles.
+account issuer discovery for every service account; the controller-manager's,
+scheduler's and proxies' (system:node-proxier) roles; and the user-facing `admin`, `edit` and `view` roles.
 
 `admin`, `edit` and `view` carry no rules of their own: each has an aggregationRule, and the
 clusterrole-aggregation controller fills its rules from the ClusterRoles labelled
@@ -160,6 +160,13 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
              "verbs": ["create", "get", "update", "patch", "list", "watch"]},
         ]),
+        # kube-proxy (user system:kube-proxy): Services and their endpoints, nodes, and its events.
+        _cluster_role("system:node-proxier", [
+            _rule(["list", "watch"], [""], ["services", "endpoints"]),
+            _rule(_READ, [""], ["nodes"]),
+            _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            _rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
+        ]),
         # Components send their spans to the API server's trace collector (apiserver/endpoints/traces.py).
         _cluster_role("system:picokube:trace-writer", [{"nonResourceURLs": ["/v1/traces"], "verbs": ["post"]}]),
         *_user_facing_roles(),
@@ -175,8 +182,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _binding("system:kube-controller-manager", "system:kube-controller-manager",
                  ("User", "system:kube-controller-manager")),
         _binding("system:kube-scheduler", "system:kube-scheduler", ("User", "system:kube-scheduler")),
+        _binding("system:node-proxier", "system:node-proxier", ("User", "system:kube-proxy")),
         _binding("system:picokube:trace-writer", "system:picokube:trace-writer",
                  ("User", "system:kube-controller-manager"), ("User", "system:kube-scheduler"),
-                 ("Group", "system:nodes")),
+                 ("User", "system:kube-proxy"), ("Group", "system:nodes")),
     ]
     return [("clusterroles", r) for r in roles] + [("clusterrolebindings", b) for b in bindings]
