@@ -141,7 +141,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
                                                       "serviceaccounts", "limitranges", "resourcequotas",
                                                       "resourcequotas/status", "events", "namespaces",
                                                       "namespaces/status", "namespaces/finalize", "nodes",
-                                                      "nodes/status"], "verbs": _ALL},
+                                                      "nodes/status", "services", "services/status",
+                                                      "endpoints"], "verbs": _ALL},
+            {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": _ALL},
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _ALL},
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
              "verbs": ["get", "list", "watch", "delete", "deletecollection"]},
@@ -160,7 +162,7 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
              "verbs": ["create", "get", "update", "patch", "list", "watch"]},
         ]),
-        # kube-proxy (user system:kube-proxy): Services and their endpoints, nodes, and its events.
+        # What a node's service proxy reads (upstream's system:node-proxier, bound to kube-proxy).
         _cluster_role("system:node-proxier", [
             _rule(["list", "watch"], [""], ["services", "endpoints"]),
             _rule(_READ, [""], ["nodes"]),
@@ -182,7 +184,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _binding("system:kube-controller-manager", "system:kube-controller-manager",
                  ("User", "system:kube-controller-manager")),
         _binding("system:kube-scheduler", "system:kube-scheduler", ("User", "system:kube-scheduler")),
-        _binding("system:node-proxier", "system:node-proxier", ("User", "system:kube-proxy")),
+        # picokube's proxy may run with its node's credentials or as system:kube-proxy.
+        _binding("system:node-proxier", "system:node-proxier", ("User", "system:kube-proxy"),
+                 ("Group", "system:nodes")),
         _binding("system:picokube:trace-writer", "system:picokube:trace-writer",
                  ("User", "system:kube-controller-manager"), ("User", "system:kube-scheduler"),
                  ("User", "system:kube-proxy"), ("Group", "system:nodes")),
