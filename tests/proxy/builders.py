@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["make_service", "make_slice"]
@@ -16,7 +17,7 @@ def make_service(name: str, *, namespace: str = "default", cluster_ip: str = "10
                                                                "targetPort": 8080}], **spec}}
 
 
-def make_slice(service: str, endpoints: list[tuple[str, bool | None]], *, namespace: str = "default",
+def make_slice(service: str, endpoints: Sequence[tuple[str, bool | None]], *, namespace: str = "default",
                name: str | None = None, port: int = 8080, port_name: str = "http", protocol: str = "TCP",
                node: str | None = None, serving: bool | None = None, terminating: bool | None = None,
                labels: dict[str, str] | None = None) -> dict[str, Any]:
