@@ -9,7 +9,8 @@ deleted Endpoints object queues its Service so that it is written again.
    object is looked at once, so one left behind while the controller was down goes too,
    leader-election records excepted);
 2. ExternalName Services and Services without a selector are left alone: their Endpoints
-   are written by someone else (the API server's for `default/kubernetes`, a user's);
+   are written by someone else (a user, or for `default/kubernetes` the API servers, whose
+   Endpoints this controller never touches);
 3. compute the subsets from the selected pods (`subsets.desired_subsets`), cap them, and
    create or update the Endpoints only when subsets, labels (the Service's, plus
    `service.kubernetes.io/headless` for a headless one) or the over-capacity annotation
@@ -49,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 """Endpoints used as leader-election records have no Service and are never cleaned up."""
+API_SERVER_SERVICE = "default/kubernetes"
 STALE_CACHE_RETRY = 0.1
 _CREATED = "<created>"
 """Marker: created by this controller, not yet in the cache."""
@@ -103,6 +105,8 @@ class EndpointsController:
     # --- reconcile -------------------------------------------------------------------------------
     async def reconcile(self, req: Request) -> Result | None:
         """Bring one Service's Endpoints in line with its pods (see the module doc)."""
+        if req.key == API_SERVER_SERVICE:
+            return None  # the API servers write their own; never delete them, even before the Service exists
         svc = self.services.store.get_by_name(req.namespace, req.name)
         if svc is None:
             self.written.pop(req.key, None)
