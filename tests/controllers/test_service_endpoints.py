@@ -201,7 +201,7 @@ async def test_named_target_port_resolves_per_pod(cluster: Cluster) -> None:
 
 
 async def test_selector_change_and_service_deletion(cluster: Cluster) -> None:
-    svc = await cluster.service("sel")
+    svc = await cluster.service("sel", ports=[{"port": 80, "targetPort": 8080}])  # one unnamed port
     await cluster.pod("blue", app="sel")
     await cluster.pod("green", app="green")
     await cluster.wait_slices("sel", {"blue": ready([8080])})
