@@ -72,7 +72,7 @@ def test_requested_ip_is_honoured_once_and_checked_against_the_range(c: httpx.Cl
 
 
 def _fill_the_range(c: httpx.Client, ns: str, prefix: str) -> list[str]:
-    ips = []
+    ips: list[str] = []
     while True:
         resp = create(c, ns, svc(f"{prefix}-{len(ips)}"))
         if resp.status_code != 201:
