@@ -66,6 +66,10 @@ class EndpointsStrategy(Strategy):
 
 
 class EndpointSliceStrategy(Strategy):
+    tracks_generation = True
+    """As upstream: a change of endpoints, ports or address type bumps metadata.generation, which
+    lets the EndpointSlice controller tell its own writes from others' and a lagging cache."""
+
     def validate_kind(self, obj: Obj) -> list[FieldError]:
         return validate_endpoint_slice(obj)
 
