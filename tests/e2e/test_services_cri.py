@@ -1,8 +1,8 @@
 """Real nodes: the proxy programs iptables so a ClusterIP and a NodePort reach ready pods.
 
 Two CRI nodes on this host (`picokube up --runtime cri`), which share the host's network
-namespace: one of their proxies programs it. The tests write the EndpointSlices themselves
-through the API, as the EndpointSlice controller would, so they check the proxy alone. Needs
+namespace: one of their proxies programs it. The first test writes the EndpointSlices of a
+selector-less Service itself, so it checks the proxy alone. Needs
 root, containerd, runc, the CNI plugins, busybox-static and iptables; in CI a skip here is a
 failure.
 """
@@ -87,7 +87,8 @@ def test_cluster_ip_and_node_port_reach_ready_pods_until_the_service_is_deleted(
     apply(cluster, pod("web-2", ns, serve, node="node-2", labels={"app": "web"}))
     ips = {"web-1": pod_ip(cluster, ns, "web-1"), "web-2": pod_ip(cluster, ns, "web-2")}
     apply(cluster, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": ns}, "spec": {
-        "type": "NodePort", "clusterIP": CLUSTER_IP, "selector": {"app": "web"},
+        # No selector: the EndpointSlice controller leaves its endpoints to us.
+        "type": "NodePort", "clusterIP": CLUSTER_IP,
         "ports": [{"name": "http", "port": 80, "targetPort": 8080, "nodePort": NODE_PORT}]}})
     apply(cluster, endpoint_slice(ns, {ips["web-1"]: True, ips["web-2"]: True}))
 
