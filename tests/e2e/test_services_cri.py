@@ -126,6 +126,35 @@ def test_cluster_ip_and_node_port_reach_ready_pods_until_the_service_is_deleted(
     assert fetch(urls[0]) is None and fetch(urls[1]) is None
 
 
+def test_a_pod_that_turns_not_ready_stops_receiving_through_the_controllers_slices(cluster: Cluster, ns: str) -> None:
+    """The whole chain: the EndpointSlice controller follows readiness, the proxy follows the slices."""
+    # Each pod serves its name and, at /cgi-bin/down, removes the file its readiness probe reads.
+    cgi = "/tmp/www/cgi-bin/down"
+    serve = (f"mkdir -p /tmp/www/cgi-bin && hostname > /tmp/www/index.html && touch /tmp/ready && "
+             f"echo '#!/bin/sh' > {cgi} && echo 'rm -f /tmp/ready; echo Content-Type: text/plain; echo; echo ok' "
+             f">> {cgi} && chmod +x {cgi} && exec httpd -f -p 8080 -h /tmp/www")
+    probe = {"exec": {"command": ["cat", "/tmp/ready"]}, "periodSeconds": 1, "failureThreshold": 1}
+    ips = {}
+    for name, node in (("echo-1", "node-1"), ("echo-2", "node-2")):
+        doc = pod(name, ns, serve, node=node, labels={"app": "echo"})
+        doc["spec"]["containers"][0]["readinessProbe"] = probe
+        apply(cluster, doc)
+        ips[name] = pod_ip(cluster, ns, name)
+    apply(cluster, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "echo", "namespace": ns},
+                    "spec": {"selector": {"app": "echo"}, "ports": [{"port": 80, "targetPort": 8080}]}})
+    service = json.loads(cluster.kubectl_ok("get", "service", "echo", "-n", ns, "-o", "json"))
+    url = f"http://{service['spec']['clusterIP']}/"
+
+    def both() -> bool:
+        return {fetch(url) for _ in range(20)} == {"echo-1", "echo-2"}
+    eventually_sync(both, timeout=60, interval=0.5, message="the cluster IP reaches both ready pods")
+
+    assert fetch(f"http://{ips['echo-2']}:8080/cgi-bin/down") == "ok"
+    eventually_sync(lambda: f"--to-destination {ips['echo-2']}:8080" not in nat_rules(), timeout=30, interval=0.3,
+                    message="echo-2 out of the rules once not Ready")
+    assert {fetch(url) for _ in range(20)} == {"echo-1"}
+
+
 def test_down_removes_every_rule(cluster: Cluster) -> None:
     """Last in the module: `down` (which the fixture repeats harmlessly) leaves no KUBE- chain."""
     status = json.loads(cluster.picokube("status", "-o", "json").stdout)
@@ -140,3 +169,4 @@ def test_down_removes_every_rule(cluster: Cluster) -> None:
     filter_rules = subprocess.run(["iptables-save", "-t", "filter"], capture_output=True, text=True,
                                   check=True).stdout
     assert "KUBE-" not in filter_rules
+
