@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ipaddress
 import ssl
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ import uvicorn
 from apiserver.app import build_app
 from apiserver.authn.x509 import PeerCertificateProtocol
 from apiserver.config import ApiServerConfig
+from apiserver.registry.service.ranges import parse_port_range
 from apiserver.tracing import StoreSpanExporter
 from kube.component import UsageError, parse_flags, run_component
 from kube.tracing import TracingConfig, setup_tracing
@@ -60,7 +62,12 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
     p.add_argument("--otlp-endpoint", help="also export spans to this OTLP/HTTP collector (http://host:4318)")
     p.add_argument("--trace-retention-seconds", type=float, default=3600.0)
     p.add_argument("--trace-max-spans", type=int, default=200_000)
+    p.add_argument("--service-cluster-ip-range", default="10.96.0.0/12",
+                   help="CIDR cluster IPs are allocated from (its first address goes to the kubernetes Service)")
+    p.add_argument("--service-node-port-range", default="30000-32767", help="node ports are allocated from this range")
+    p.add_argument("--advertise-address", help="the address the kubernetes Service's endpoints name")
     a = p.parse_args(argv)
+    check_service_ranges(a.service_cluster_ip_range, a.service_node_port_range, a.advertise_address)
     if not (a.tls_cert_file and a.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
     return ApiServerConfig(
@@ -77,7 +84,28 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         etcd_compaction_interval=a.etcd_compaction_interval, audit_log_path=a.audit_log_path,
         trace_store_path=a.trace_store_file, tracing=a.tracing == "true", otlp_endpoint=a.otlp_endpoint,
         trace_retention_seconds=a.trace_retention_seconds, trace_max_spans=a.trace_max_spans,
+        service_cluster_ip_range=a.service_cluster_ip_range, service_node_port_range=a.service_node_port_range,
+        advertise_address=a.advertise_address,
     )
+
+
+def check_service_ranges(cidr: str, ports: str, advertise: str | None) -> None:
+    """UsageError for a malformed --service-cluster-ip-range, --service-node-port-range or --advertise-address."""
+    try:
+        network = ipaddress.ip_network(cidr, strict=False)
+    except ValueError:
+        raise UsageError(f"--service-cluster-ip-range: {cidr!r} is not a CIDR") from None
+    if network.num_addresses < 4:
+        raise UsageError(f"--service-cluster-ip-range: {cidr} is too small")
+    try:
+        parse_port_range(ports)
+    except ValueError:
+        raise UsageError(f"--service-node-port-range: {ports!r} is not a port range (30000-32767)") from None
+    if advertise is not None:
+        try:
+            ipaddress.ip_address(advertise)
+        except ValueError:
+            raise UsageError(f"--advertise-address: {advertise!r} is not an IP address") from None
 
 
 class StartupFailed(Exception):

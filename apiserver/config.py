@@ -54,3 +54,12 @@ class ApiServerConfig:
     # Spans are kept this many seconds, and at most this many.
     trace_retention_seconds: float = 3600.0
     trace_max_spans: int = 200_000
+    # Services: cluster IPs come from this CIDR (its first address is the `kubernetes` Service's),
+    # node ports from this range.
+    service_cluster_ip_range: str = "10.96.0.0/12"
+    service_node_port_range: str = "30000-32767"
+    # The address the `kubernetes` Service's endpoints name; None: the bind address when it is a
+    # routable one, else this host's primary address.
+    advertise_address: str | None = None
+    # Seconds between passes that reclaim cluster IPs and node ports no Service holds.
+    service_repair_interval: float = 180.0

@@ -5,7 +5,8 @@
 their listers, the admission chain, the resource handler and the request pipeline.
 `ApiServer.start` runs the watch caches, the compactor and the CRD controller (which serves
 custom resources as CustomResourceDefinitions define them), ensures the bootstrap policy,
-namespaces and system PriorityClasses, and returns once the RBAC authorizer's caches hold the bootstrap policy, so a
+namespaces and system PriorityClasses, repairs the Service address allocations and starts
+reconciling the `kubernetes` Service, and returns once the RBAC authorizer's caches hold the bootstrap policy, so a
 component the bootstrap policy authorizes is never refused for a cold cache. `stop` ends
 every background task and closes what `assemble` opened.
 """
@@ -46,6 +47,9 @@ from apiserver.registry.rest import (
     SelfSubjectRulesReviewStorage,
 )
 from apiserver.registry.rest import Storage as RestStorage
+from apiserver.registry.service.allocation import new_service_allocators
+from apiserver.registry.service.kubernetes_service import KubernetesServiceReconciler, default_advertise_address
+from apiserver.registry.service.repair import ServiceRangeRepair
 from apiserver.registry.watch_cache import WatchCache
 from apiserver.storage import Etcd3Storage
 from apiserver.storage.interface import Storage
@@ -64,6 +68,9 @@ _SYSTEM_PRIORITY_CLASS_DESCRIPTIONS = {
 }
 
 
+_KUBERNETES_SERVICE_INTERVAL = 10.0  # seconds between reconciles of the kubernetes Service and endpoints
+
+
 def _system_priority_classes() -> list[dict[str, Any]]:
     """The built-in PriorityClasses kube-apiserver creates at start (scheduling's bootstrap hook)."""
     return [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
@@ -77,8 +84,10 @@ class ApiServer:
 
     def __init__(self, *, config: ApiServerConfig, storage: Storage, owns_storage: bool, registry: ResourceRegistry,
                  caches: list[WatchCache], pipeline: RequestPipeline, log_storage: LogStorage,
-                 crd_controller: CRDController) -> None:
+                 crd_controller: CRDController, service_repair: ServiceRangeRepair,
+                 kubernetes_service: KubernetesServiceReconciler) -> None:
         self.config, self.storage, self.owns_storage = config, storage, owns_storage
+        self.service_repair, self.kubernetes_service = service_repair, kubernetes_service
         self.crd_controller = crd_controller
         self.registry, self.caches, self.pipeline = registry, caches, pipeline
         self.log_storage = log_storage
@@ -95,6 +104,11 @@ class ApiServer:
                 compact_periodically(self.storage, self.config.etcd_compaction_interval), name="etcd-compactor"))
         self._tasks.append(asyncio.create_task(self.crd_controller.run(), name="crd-controller"))
         await self._bootstrap()
+        await self.service_repair.run_once()  # before any Service write can take an address
+        self._tasks.append(asyncio.create_task(self.service_repair.run(self.config.service_repair_interval),
+                                               name="service-repair"))
+        self._tasks.append(asyncio.create_task(self.kubernetes_service.run(_KUBERNETES_SERVICE_INTERVAL),
+                                               name="kubernetes-service"))
         await self._wait_for_policy_in_cache()
         logger.info("API server ready", extra={"port": self.config.port,
                                                "etcd": ",".join(self.config.etcd_endpoints)})
@@ -168,8 +182,11 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                                client_key=_path(config.kubelet_client_key), ca_file=_path(ca)))
         return logs[-1]
 
+    allocators = new_service_allocators(store, prefix=config.etcd_prefix,
+                                        cluster_ip_range=config.service_cluster_ip_range,
+                                        node_port_range=config.service_node_port_range)
     install_builtin(registry, store, prefix=config.etcd_prefix, max_object_bytes=config.max_object_bytes,
-                    token_issuer=signer, new_log_storage=new_logs)
+                    token_issuer=signer, new_log_storage=new_logs, service_allocators=allocators)
     caches: list[WatchCache] = []
     if config.watch_cache:
         for served in registry:
@@ -212,5 +229,13 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                                                                         "apiextensions.k8s.io"),
                                                     registry=registry, storage=store, prefix=config.etcd_prefix,
                                                     max_object_bytes=config.max_object_bytes,
-                                                    watch_cache=config.watch_cache))
+                                                    watch_cache=config.watch_cache),
+                       service_repair=ServiceRangeRepair(allocators=allocators, services=registry.store("services"),
+                                                         grace=config.service_repair_interval),
+                       kubernetes_service=KubernetesServiceReconciler(
+                           services=registry.store("services"), endpoints=registry.store("endpoints"),
+                           slices=registry.store("endpointslices", "discovery.k8s.io"),
+                           cluster_ip=allocators.ip_range.ip(0),
+                           address=config.advertise_address or default_advertise_address(config.bind_address),
+                           port=config.port))
     return server

@@ -47,6 +47,12 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                         help="Deployments reconciled at once (default 5)")
     parser.add_argument("--concurrent-replicaset-syncs", type=int, default=5,
                         help="ReplicaSets reconciled at once (default 5)")
+    parser.add_argument("--concurrent-service-endpoint-syncs", type=int, default=5,
+                        help="Services whose EndpointSlices are reconciled at once (default 5)")
+    parser.add_argument("--concurrent-endpoint-syncs", type=int, default=5,
+                        help="Services whose Endpoints are reconciled at once (default 5)")
+    parser.add_argument("--max-endpoints-per-slice", type=int, default=100,
+                        help="the most endpoints one EndpointSlice holds, 1 to 1000 (default 100)")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
     parser.add_argument("--node-monitor-grace-period", type=float, default=40.0,
                         help="seconds a node may go without renewing its Lease before it is Unknown (default 40)")
@@ -58,13 +64,19 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
     add_leader_election_flags(parser, lease=LEASE, what="run the controllers")
     add_tracing_flags(parser)
     args = parser.parse_args(argv)
-    if args.concurrent_deployment_syncs < 1 or args.concurrent_replicaset_syncs < 1:
+    if min(args.concurrent_deployment_syncs, args.concurrent_replicaset_syncs,
+           args.concurrent_service_endpoint_syncs, args.concurrent_endpoint_syncs) < 1:
         raise UsageError("--concurrent-*-syncs must be at least 1")
+    if not 1 <= args.max_endpoints_per_slice <= 1000:
+        raise UsageError("--max-endpoints-per-slice must be between 1 and 1000")
     if args.root_ca_file is not None:
         _check_root_ca_file(args.root_ca_file)
     return ControllerManagerConfig(kubeconfig=args.kubeconfig,
                                    concurrent_deployment_syncs=args.concurrent_deployment_syncs,
                                    concurrent_replicaset_syncs=args.concurrent_replicaset_syncs,
+                                   concurrent_service_endpoint_syncs=args.concurrent_service_endpoint_syncs,
+                                   concurrent_endpoint_syncs=args.concurrent_endpoint_syncs,
+                                   max_endpoints_per_slice=args.max_endpoints_per_slice,
                                    log_level=args.log_level,
                                    node_monitor_grace_period=args.node_monitor_grace_period,
                                    node_monitor_period=args.node_monitor_period,

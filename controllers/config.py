@@ -19,6 +19,12 @@ class ControllerManagerConfig:
     kubeconfig: str
     concurrent_deployment_syncs: int = 5
     concurrent_replicaset_syncs: int = 5
+    concurrent_service_endpoint_syncs: int = 5
+    """Services whose EndpointSlices are reconciled at once."""
+    concurrent_endpoint_syncs: int = 5
+    """Services whose core/v1 Endpoints are reconciled at once."""
+    max_endpoints_per_slice: int = 100
+    """At most this many endpoints in one EndpointSlice (upstream allows 1 to 1000)."""
     log_level: str = "INFO"
     node_monitor_grace_period: float = 40.0
     """Seconds without a Lease renewal before a node is Unknown and tainted unreachable."""

@@ -20,6 +20,8 @@ from controllers.clusterroleaggregation import ClusterRoleAggregationController
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
+from controllers.endpoint import EndpointsController
+from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
@@ -44,6 +46,8 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "nodelifecycle": NodeLifecycleController,
     "clusterrole-aggregation": ClusterRoleAggregationController,
     "root-ca-cert-publisher": RootCACertPublisher,
+    "endpoint": EndpointsController,
+    "endpointslice": EndpointSliceController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

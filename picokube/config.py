@@ -126,6 +126,10 @@ class ClusterConfig:
     def admin_kubeconfig(self) -> Path:
         return self.data_dir / "kubeconfig"
 
+    def proxy_status_file(self, node: str) -> Path:
+        """Where node's proxy reports what it programmed (`proxy/node-1.json`)."""
+        return self.data_dir / "proxy" / f"{node}.json"
+
     def kubeconfig_for(self, component: str) -> Path:
         """`controller-manager.kubeconfig`, `scheduler.kubeconfig`, `kubelet-node-1.kubeconfig`."""
         return self.data_dir / f"{component}.kubeconfig"

@@ -3,7 +3,9 @@
 First the supervisor gets SIGTERM (and SIGCONT, should it be stopped); it stops its
 components in reverse start order and exits. Then every pid recorded in `state.json` that
 still runs its recorded argv is stopped directly (SIGTERM + SIGCONT to its process group,
-SIGKILL after a grace period). This covers a supervisor that was SIGKILLed or hangs.
+SIGKILL after a grace period). This covers a supervisor that was SIGKILLed or hangs; then,
+on CRI nodes, the proxies' iptables rules are removed (`python -m proxy --cleanup`), which
+a supervisor that stops normally has already done.
 A pid whose command line no longer matches is someone else's process now and is never
 signalled. `state.json` is removed at the end; files (PKI, tokens, etcd data) are kept.
 """
@@ -52,6 +54,10 @@ def stop_cluster(data_dir: Path) -> int:
         if process_matches(pid, argv):
             logger.info("Stopping leftover %s pid=%s", rec.get("name"), pid)
             stop_process(pid, argv, grace=COMPONENT_GRACE)
+    if state.get("runtime") == "cri" and any(str(r.get("name", "")).startswith("kube-proxy-") for r in records):
+        from picokube.up import cleanup_proxy_rules  # picokube.up imports this module
+
+        cleanup_proxy_rules()
     remove_state(data_dir)
     return running
 

@@ -6,7 +6,8 @@ kube-apiserver's `--token-auth-file` is a CSV file, one identity a line:
 
 The fourth column is optional and is omitted for identities without groups. Each component
 of a picokube cluster has its own identity, as in kubeadm: `admin` (group `system:masters`),
-`system:kube-controller-manager`, `system:kube-scheduler`, and `system:node:<node>` (group
+`system:kube-controller-manager`, `system:kube-scheduler`, `system:kube-proxy` (every node's
+proxy, as kubeadm's kube-proxy binds to `system:node-proxier`), and `system:node:<node>` (group
 `system:nodes`) per kubelet.
 
 Guarantees:
@@ -31,6 +32,7 @@ from picokube._files import write_file_atomic
 __all__ = [
     "ADMIN_USER",
     "CONTROLLER_MANAGER_USER",
+    "PROXY_USER",
     "SCHEDULER_USER",
     "Identity",
     "TokenEntry",
@@ -45,6 +47,7 @@ logger = logging.getLogger(__name__)
 ADMIN_USER = "admin"
 CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
 SCHEDULER_USER = "system:kube-scheduler"
+PROXY_USER = "system:kube-proxy"
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ def cluster_identities(node_names: Iterable[str]) -> list[Identity]:
         Identity(ADMIN_USER, ("system:masters",)),
         Identity(CONTROLLER_MANAGER_USER),
         Identity(SCHEDULER_USER),
+        Identity(PROXY_USER),
         *(Identity(node_user(n), ("system:nodes",)) for n in node_names),
     ]
 

@@ -3,8 +3,8 @@
 The steps, each idempotent so a second `up` on the same data dir reuses what the first
 made: refuse when a cluster already runs for the data dir, check the ports, create the PKI,
 the token file and one kubeconfig per identity, save the resolved flags (`cluster.json`),
-then supervise etcd, the API server, the controller-manager, the scheduler and one kubelet
-per node, in that order. etcd gates the API server (its client port must accept
+then supervise etcd, the API server, the controller-manager, the scheduler, one kubelet
+per node and one proxy per node, in that order. etcd gates the API server (its client port must accept
 connections) and the API server gates the rest (`/readyz` must answer 200).
 
 Foreground (`up`): this process is the supervisor and streams one line per event; Ctrl-C
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +45,8 @@ from picokube.state import (
 from picokube.supervisor import ComponentSpec, Supervisor, describe_exit
 from picokube.tokens import ADMIN_USER
 
-__all__ = ["UpError", "component_specs", "prepare", "resolve_runtime", "supervise", "up_detached",
-           "up_foreground"]
+__all__ = ["UpError", "cleanup_proxy_rules", "component_specs", "prepare", "resolve_runtime", "supervise",
+           "up_detached", "up_foreground"]
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +166,37 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
               if config.node_status_update_frequency is not None else ()),
             *(("--max-container-restart-period", str(config.max_container_restart_period))
               if config.max_container_restart_period is not None else ())))
+    specs += proxy_specs(config, python_env=env, tracing=tracing)
     return specs
+
+
+def proxy_specs(config: ClusterConfig, *, python_env: dict[str, str], tracing: tuple[str, ...]) -> list[ComponentSpec]:
+    """One proxy per node: iptables on CRI nodes, simulated otherwise.
+
+    CRI nodes share the host's network namespace, so their proxies elect one writer of the
+    host's iptables among themselves (`proxy.ownership`). The first node's proxy is stopped
+    last, and once it is gone `python -m proxy --cleanup` removes whatever is left (rules of a
+    proxy that was killed), so `down` leaves no rule behind.
+    """
+    cri = config.runtime == "cri"
+    cidr = (("--cluster-cidr", "10.88.0.0/16") if config.containerd_nodes() else
+            ("--cluster-cidr", "10.244.0.0/16") if not cri else ())
+    specs = []
+    for i, node in enumerate(config.node_names, start=1):
+        argv = (sys.executable, "-m", "proxy", "--kubeconfig", str(config.kubeconfig_for("kube-proxy")),
+                "--hostname-override", node, "--proxy-mode", "iptables" if cri else "simulated", *cidr,
+                "--healthz-bind-address", "127.0.0.1:0", "--status-file", str(config.proxy_status_file(node)),
+                *tracing)
+        after_stop = functools.partial(cleanup_proxy_rules, python_env) if cri and i == 1 else None
+        specs.append(ComponentSpec(f"kube-proxy-{node}", argv, env=python_env, cwd=config.data_dir,
+                                   after_stop=after_stop))
+    return specs
+
+
+def cleanup_proxy_rules(env: Mapping[str, str] | None = None) -> None:
+    """Remove every proxy rule from this host's iptables (`python -m proxy --cleanup`; best effort)."""
+    subprocess.run([sys.executable, "-m", "proxy", "--cleanup"], check=False, capture_output=True, timeout=60,
+                   env=dict(env) if env is not None else python_env())
 
 
 def python_env() -> dict[str, str]:

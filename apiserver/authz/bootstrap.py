@@ -1,8 +1,8 @@
 """The bootstrap RBAC policy the API server ensures at start, as kube-apiserver's
 bootstrappolicy does: cluster-admin for system:masters; discovery and self-review for every
 authenticated user; health and version for everyone (system:public-info-viewer); service
-account issuer discovery for every service account; the controller-manager's and
-scheduler's roles; and the user-facing `admin`, `edit` and `view` roles.
+account issuer discovery for every service account; the controller-manager's,
+scheduler's and proxies' (system:node-proxier) roles; and the user-facing `admin`, `edit` and `view` roles.
 
 `admin`, `edit` and `view` carry no rules of their own: each has an aggregationRule, and the
 clusterrole-aggregation controller fills its rules from the ClusterRoles labelled
@@ -141,7 +141,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
                                                       "serviceaccounts", "limitranges", "resourcequotas",
                                                       "resourcequotas/status", "events", "namespaces",
                                                       "namespaces/status", "namespaces/finalize", "nodes",
-                                                      "nodes/status"], "verbs": _ALL},
+                                                      "nodes/status", "services", "services/status",
+                                                      "endpoints"], "verbs": _ALL},
+            {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": _ALL},
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _ALL},
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
              "verbs": ["get", "list", "watch", "delete", "deletecollection"]},
@@ -160,6 +162,13 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
              "verbs": ["create", "get", "update", "patch", "list", "watch"]},
         ]),
+        # What a node's service proxy reads (upstream's system:node-proxier, bound to kube-proxy).
+        _cluster_role("system:node-proxier", [
+            _rule(["list", "watch"], [""], ["services", "endpoints"]),
+            _rule(_READ, [""], ["nodes"]),
+            _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
+            _rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
+        ]),
         # Components send their spans to the API server's trace collector (apiserver/endpoints/traces.py).
         _cluster_role("system:picokube:trace-writer", [{"nonResourceURLs": ["/v1/traces"], "verbs": ["post"]}]),
         *_user_facing_roles(),
@@ -175,8 +184,11 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _binding("system:kube-controller-manager", "system:kube-controller-manager",
                  ("User", "system:kube-controller-manager")),
         _binding("system:kube-scheduler", "system:kube-scheduler", ("User", "system:kube-scheduler")),
+        # picokube's proxy may run with its node's credentials or as system:kube-proxy.
+        _binding("system:node-proxier", "system:node-proxier", ("User", "system:kube-proxy"),
+                 ("Group", "system:nodes")),
         _binding("system:picokube:trace-writer", "system:picokube:trace-writer",
                  ("User", "system:kube-controller-manager"), ("User", "system:kube-scheduler"),
-                 ("Group", "system:nodes")),
+                 ("User", "system:kube-proxy"), ("Group", "system:nodes")),
     ]
     return [("clusterroles", r) for r in roles] + [("clusterrolebindings", b) for b in bindings]

@@ -26,8 +26,11 @@ from apiserver.registry.rest import (
     TokenRequestStorage,
 )
 from apiserver.registry.rest.token import TokenIssuer
+from apiserver.registry.service import ServiceStrategy
+from apiserver.registry.service.allocation import ServiceAllocators
+from apiserver.registry.service.store import ServiceRegistryStore
 from apiserver.storage.interface import Storage as KeyValueStorage
-from kube.resources import RESOURCES, VIRTUAL_KINDS, resource_for_plural
+from kube.resources import RESOURCES, VIRTUAL_KINDS, ResourceInfo, resource_for_plural
 
 __all__ = ["install_builtin"]
 
@@ -37,10 +40,19 @@ _BOUND_ELSEWHERE = frozenset({"Binding"})
 
 def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, prefix: str, max_object_bytes: int,
                     token_issuer: TokenIssuer, new_log_storage: Callable[[RegistryStore, RegistryStore], LogStorage],
-                    ) -> None:
-    """Register every stored built-in kind in `registry`."""
-    stores = {r.plural: RegistryStore(storage, r, strategy_for(r), prefix=prefix, max_object_bytes=max_object_bytes)
-              for r in RESOURCES if r.kind not in VIRTUAL_KINDS and r.kind not in _BOUND_ELSEWHERE}
+                    service_allocators: ServiceAllocators | None = None) -> None:
+    """Register every stored built-in kind in `registry`; Services take addresses from `service_allocators`."""
+    def new_store(r: ResourceInfo) -> RegistryStore:
+        if r.kind == "Service" and service_allocators is not None:
+            strategy = strategy_for(r)
+            if isinstance(strategy, ServiceStrategy):
+                strategy.cluster_family = service_allocators.ip_range.family
+            return ServiceRegistryStore(storage, r, strategy, allocators=service_allocators, prefix=prefix,
+                                        max_object_bytes=max_object_bytes)
+        return RegistryStore(storage, r, strategy_for(r), prefix=prefix, max_object_bytes=max_object_bytes)
+
+    stores = {r.plural: new_store(r) for r in RESOURCES
+              if r.kind not in VIRTUAL_KINDS and r.kind not in _BOUND_ELSEWHERE}
     for store in stores.values():
         subresources: dict[str, Storage] = {}
         for sub in store.info.subresources:

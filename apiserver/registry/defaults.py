@@ -1,7 +1,7 @@
 """Server-side defaulting: the values Kubernetes fills in for fields a client left out.
 
 Mirrors the SetDefaults_* functions (and the declarative `+default` markers) of
-k8s.io/kubernetes/pkg/apis/{core,apps,scheduling}/v1 for every kind served, so a stored
+k8s.io/kubernetes/pkg/apis/{core,apps,scheduling,discovery}/v1 for every kind served, so a stored
 object always says what the cluster will do with it (`kubectl get -o yaml` shows
 `strategy.type: RollingUpdate`, a probe's `periodSeconds: 10`, a Secret's `type: Opaque`)
 and two clients describing the same intent store the same object (a pod template's hash
@@ -108,6 +108,55 @@ def _default_priority_class(obj: Obj) -> None:
     obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
 
+_CLIENT_IP_TIMEOUT_SECONDS = 10800  # v1.DefaultClientIPServiceAffinitySeconds: three hours
+
+
+def _default_service(obj: Obj) -> None:
+    """SetDefaults_Service; the IP family fields are the allocator's (see `service_ip_families`)."""
+    if (spec := _spec(obj)) is None:
+        return
+    if not spec.get("sessionAffinity"):
+        spec["sessionAffinity"] = "None"
+    if spec["sessionAffinity"] == "None":
+        spec.pop("sessionAffinityConfig", None)
+    elif spec["sessionAffinity"] == "ClientIP":
+        config = spec.get("sessionAffinityConfig")
+        client_ip = config.get("clientIP") if isinstance(config, dict) else None
+        if not isinstance(client_ip, dict) or client_ip.get("timeoutSeconds") is None:
+            spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": _CLIENT_IP_TIMEOUT_SECONDS}}
+    if not spec.get("type"):
+        spec["type"] = "ClusterIP"
+    for port in spec.get("ports") or [] if isinstance(spec.get("ports"), list) else []:
+        if not isinstance(port, dict):
+            continue
+        if not port.get("protocol"):
+            port["protocol"] = "TCP"
+        if port.get("targetPort") in (None, 0, ""):
+            port["targetPort"] = port.get("port")
+    kind = spec["type"]
+    externally_accessible = kind in ("NodePort", "LoadBalancer") or (kind == "ClusterIP" and spec.get("externalIPs"))
+    if externally_accessible and not spec.get("externalTrafficPolicy"):
+        spec["externalTrafficPolicy"] = "Cluster"
+    if spec.get("internalTrafficPolicy") is None and kind in ("ClusterIP", "NodePort", "LoadBalancer"):
+        spec["internalTrafficPolicy"] = "Cluster"
+    if kind == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+        spec["allocateLoadBalancerNodePorts"] = True
+
+
+def _default_endpoints(obj: Obj) -> None:
+    for subset in obj.get("subsets") or [] if isinstance(obj.get("subsets"), list) else []:
+        for port in (subset.get("ports") or []) if isinstance(subset, dict) else []:
+            if isinstance(port, dict) and not port.get("protocol"):
+                port["protocol"] = "TCP"
+
+
+def _default_endpoint_slice(obj: Obj) -> None:
+    for port in obj.get("ports") or [] if isinstance(obj.get("ports"), list) else []:
+        if isinstance(port, dict):
+            port.setdefault("name", "")
+            port.setdefault("protocol", "TCP")
+
+
 _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Pod": _default_pod,
     "ReplicaSet": _default_replicaset,
@@ -117,6 +166,9 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Node": _default_node,
     "LimitRange": _default_limit_range,
     "PriorityClass": _default_priority_class,
+    "Service": _default_service,
+    "Endpoints": _default_endpoints,
+    "EndpointSlice": _default_endpoint_slice,
 }
 
 

@@ -13,7 +13,11 @@ Strategy supplies what differs. Invariants kept here for every kind:
 - with a `RequestAdmission`, every create, update and delete passes the admission chain:
   mutating plugins before the strategy prepares and validates the object, validating plugins
   after it, right before storage; what a validating plugin holds is released once the write
-  is done.
+  is done;
+- kinds that hold members of a shared pool (a Service's cluster IP and node ports) take them
+  in `begin_create`/`begin_update` after validation and before the write, which commits or
+  reverts the returned `WriteTransaction`; `after_remove` runs once an object is gone from
+  storage (see apiserver/registry/service/store.py).
 Storage errors are translated into `kube.errors` here and nowhere else.
 """
 
@@ -68,7 +72,7 @@ if TYPE_CHECKING:
     from apiserver.registry.lister import CacheLister
     from apiserver.registry.watch_cache import CacheWatcher, WatchCache
 
-__all__ = ["RegistryStore", "DeleteOptions", "ListOptions", "now_rfc3339"]
+__all__ = ["RegistryStore", "DeleteOptions", "ListOptions", "WriteTransaction", "now_rfc3339"]
 
 Objects = list[Obj]
 Events = list[WatchEvent]
@@ -115,6 +119,19 @@ class ListOptions:
     resource_version_match: str | None = None
     send_initial_events: bool | None = None
     """None: not asked (classic watch semantics); True/False: a streaming list's choice."""
+
+
+class WriteTransaction:
+    """What a write took beyond its own object: `commit` once stored, `revert` if not (both idempotent)."""
+
+    async def commit(self) -> None:
+        """The write is stored: finish (release what the object no longer holds)."""
+
+    async def revert(self) -> None:
+        """The write failed or was a dry run: give back what was taken for it."""
+
+
+_NO_TRANSACTION = WriteTransaction()
 
 
 def _encode(obj: Obj) -> bytes:
@@ -323,6 +340,23 @@ class RegistryStore:
             if attrs is not None and validate is not None:
                 attrs.name = str(meta["name"])
                 await validate(attrs)
+        txn = await self.begin_create(obj, dry_run=dry_run)
+        try:
+            rev = await self._store_new(namespace, obj, meta, manager=manager, dry_run=dry_run)
+        except BaseException:
+            await txn.revert()
+            raise
+        if dry_run:
+            await txn.revert()
+            return obj
+        await txn.commit()
+        meta["resourceVersion"] = str(rev)
+        self._record_write(namespace, str(meta["name"]), rev)
+        return obj
+
+    async def _store_new(self, namespace: str | None, obj: Obj, meta: Obj, *, manager: str | None,
+                         dry_run: bool) -> int:
+        """Record the writer, encode and create the key; the new revision (0 for a dry run)."""
         if manager is not None:
             meta.pop("managedFields", None)
             record_update(None, obj, manager=manager, node=self.schema, api_version=self.info.api_version,
@@ -330,7 +364,7 @@ class RegistryStore:
         stamp(meta)
         data = self.encode(obj)
         if dry_run:
-            return obj
+            return 0
         try:
             with phase("etcd create") as details:
                 rev = await self.storage.create(self.key(namespace, meta["name"]), data)
@@ -342,9 +376,19 @@ class RegistryStore:
                                          "kind": self.info.plural}) from None
         except serr.Unavailable as e:
             raise ServiceUnavailable(str(e)) from e
-        meta["resourceVersion"] = str(rev)
-        self._record_write(namespace, str(meta["name"]), rev)
-        return obj
+        return rev
+
+    # --- hooks for kinds that take from shared pools ---------------------------------------
+    async def begin_create(self, obj: Obj, *, dry_run: bool) -> WriteTransaction:
+        """Take what a validated new object needs besides its key (may fill in fields, may raise)."""
+        return _NO_TRANSACTION
+
+    async def begin_update(self, new: Obj, old: Obj, *, dry_run: bool) -> WriteTransaction:
+        """Take what a validated update of the main resource needs; release the rest on commit."""
+        return _NO_TRANSACTION
+
+    async def after_remove(self, obj: Obj) -> None:
+        """The object is gone from storage: give back what it held."""
 
     def _record_write(self, namespace: str | None, name: str, revision: int) -> None:
         """Name the object and its new resourceVersion on the write's span (when traced)."""
@@ -376,6 +420,7 @@ class RegistryStore:
                           admission: RequestAdmission | None, held: contextlib.AsyncExitStack) -> Obj:
         result: dict[str, Obj] = {}
         key = self.key(namespace, name)
+        pending: list[WriteTransaction] = []  # what the latest attempt took (begin_update)
 
         async def try_update(kv: KeyValue) -> bytes | None:
             old = self.decode(kv.value, kv.mod_revision)
@@ -407,6 +452,10 @@ class RegistryStore:
                 raise self.invalid(name, errs)
             if admission is not None and attrs is not None:
                 await admission.chain.validate(attrs)
+            if subresource is None:
+                if pending:  # an earlier attempt lost the race: give back what it took
+                    await pending.pop().revert()
+                pending.append(await self.begin_update(new, old, dry_run=dry_run))
             new["metadata"]["resourceVersion"] = str(kv.mod_revision)
             if manager is not None:
                 if "managedFields" in old["metadata"]:
@@ -428,15 +477,21 @@ class RegistryStore:
                 kv = await self.storage.guaranteed_update(key, try_update)
                 if details is not None:
                     details["etcd.revision"] = kv.mod_revision
-        except serr.KeyNotFound:
-            raise self.not_found(name) from None
-        except serr.Unavailable as e:
-            raise ServiceUnavailable(str(e)) from e
+        except BaseException as e:
+            for txn in pending:
+                await txn.revert()
+            if isinstance(e, serr.KeyNotFound):
+                raise self.not_found(name) from None
+            if isinstance(e, serr.Unavailable):
+                raise ServiceUnavailable(str(e)) from e
+            raise
+        for txn in pending:
+            await (txn.revert() if dry_run else txn.commit())
         obj = result["obj"]
         obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
         self._record_write(namespace, name, kv.mod_revision)
         if not dry_run and self._ready_to_remove(obj):
-            await self._remove(key, kv.mod_revision)
+            await self._remove(key, kv.mod_revision, obj)
         return obj
 
     def _ready_to_remove(self, obj: Obj) -> bool:
@@ -445,11 +500,12 @@ class RegistryStore:
             return False
         return not (self.strategy.waits_for_graceful_termination and meta.get("deletionGracePeriodSeconds"))
 
-    async def _remove(self, key: str, revision: int) -> None:
+    async def _remove(self, key: str, revision: int, obj: Obj) -> None:
         try:
             await self.storage.delete(key, expected_revision=revision)
         except (serr.KeyNotFound, serr.RevisionConflict):
-            pass  # someone else wrote or removed it first; their write decides
+            return  # someone else wrote or removed it first; their write decides
+        await self.after_remove(obj)
 
     async def update(self, namespace: str | None, name: str, obj: Obj, *, subresource: str | None = None,
                      dry_run: bool = False, manager: str | None = None,
@@ -527,6 +583,7 @@ class RegistryStore:
                     continue
                 except serr.KeyNotFound:
                     raise self.not_found(name) from None
+                await self.after_remove(obj)
                 return obj, True
             # Graceful or finalizer-held deletion: mark the object and let its owners finish.
             if pending and (meta.get("deletionGracePeriodSeconds") or 0) == grace:
@@ -545,7 +602,7 @@ class RegistryStore:
                 raise self.not_found(name) from None
             meta["resourceVersion"] = str(rev)
             if self._ready_to_remove(obj):
-                await self._remove(key, rev)
+                await self._remove(key, rev, obj)
                 return obj, True
             return obj, False
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from apiserver.apiextensions.crd_strategy import CRDStrategy
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
+from apiserver.registry.service import EndpointSliceStrategy, EndpointsStrategy, ServiceStrategy
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 from apiserver.registry.workload_validation import validate_deployment_spec
 from apiserver.validation.config_data import (
@@ -218,7 +219,8 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "Deployment": WorkloadStrategy, "ReplicaSet": WorkloadStrategy,
         "Role": RBACStrategy, "ClusterRole": RBACStrategy, "RoleBinding": RBACStrategy,
         "ClusterRoleBinding": RBACStrategy, "Secret": SecretStrategy, "ConfigMap": ConfigMapStrategy,
-        "CustomResourceDefinition": CRDStrategy,
+        "CustomResourceDefinition": CRDStrategy, "Service": ServiceStrategy, "Endpoints": EndpointsStrategy,
+        "EndpointSlice": EndpointSliceStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

@@ -7,10 +7,14 @@ from kube.api.coordination_v1 import *  # noqa: F403
 from kube.api.coordination_v1 import __all__ as _coord
 from kube.api.core_v1 import *  # noqa: F403
 from kube.api.core_v1 import __all__ as _core
+from kube.api.core_v1_services import *  # noqa: F403
+from kube.api.core_v1_services import __all__ as _services
+from kube.api.discovery_v1 import *  # noqa: F403
+from kube.api.discovery_v1 import __all__ as _discovery
 from kube.api.meta import *  # noqa: F403
 from kube.api.meta import __all__ as _meta
 from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, model_for_resource
 
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
-           *_apps, *_coord, *_core, *_meta]
+           *_apps, *_coord, *_core, *_services, *_discovery, *_meta]

@@ -233,6 +233,8 @@ class Container(KubeModel):
     liveness_probe: Probe | None = None
     readiness_probe: Probe | None = None
     startup_probe: Probe | None = None
+    restart_policy: str | None = None
+    """Only on init containers: `Always` makes one a sidecar that keeps running beside the others."""
 
 
 class Toleration(KubeModel):
@@ -317,6 +319,8 @@ class PodSpec(KubeModel):
     affinity: Affinity | None = None
     topology_spread_constraints: list[TopologySpreadConstraint] | None = None
     overhead: dict[str, str] | None = None
+    hostname: str | None = None
+    subdomain: str | None = None
 
 
 class PodTemplateSpec(KubeModel):

@@ -11,8 +11,10 @@ file for the capabilities and security options the node service needs):
    keep pod-to-pod traffic inside `--cluster-cidr` out of the bridge's masquerade, so a pod
    on one node reaches a pod on another by IP and sees its real address;
 4. start containerd, wait for it, import the locally built busybox and pause images;
-5. run the kubelet against it until either exits: then stop the other and exit non-zero,
-   so `restart: unless-stopped` brings the whole node back. SIGTERM stops both cleanly.
+5. run the kubelet against it, and the node's proxy (`python -m proxy`, iptables mode, the
+   node container's own network namespace), until any of them exits: then stop the others
+   and exit non-zero, so `restart: unless-stopped` brings the whole node back. SIGTERM
+   stops all three cleanly (the proxy removes its rules).
 """
 
 from __future__ import annotations
@@ -95,6 +97,12 @@ def kubelet_argv(a: argparse.Namespace) -> list[str]:
             "--client-ca-file", str(pki / "ca.crt"), *a.kubelet_arg]
 
 
+def proxy_argv(a: argparse.Namespace) -> list[str]:
+    return [sys.executable, "-m", "proxy", "--kubeconfig", str(a.config_dir / "kube-proxy.kubeconfig"),
+            "--hostname-override", a.node_name, "--proxy-mode", "iptables", "--cluster-cidr", a.cluster_cidr,
+            *a.proxy_arg]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m picokube.compose.node", description=__doc__.splitlines()[0])
     p.add_argument("--node-name", required=True)
@@ -105,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config-dir", type=Path, default=CONFIG_DIR)
     p.add_argument("--kubelet-port", type=int, default=10250)
     p.add_argument("--kubelet-arg", action="append", default=[], help="one more kubelet flag (repeatable)")
+    p.add_argument("--proxy-arg", action="append", default=[], help="one more proxy flag (repeatable)")
     a = p.parse_args(argv)
     stopping = False
 
@@ -124,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         log(f"cannot start: {e}")
         return 1
     kubelet = subprocess.Popen(kubelet_argv(a))
-    procs = {"containerd": containerd, "kubelet": kubelet}
+    proxy = subprocess.Popen(proxy_argv(a))
+    procs = {"containerd": containerd, "kubelet": kubelet, "proxy": proxy}
     code = 0
     while not stopping:
         exited = [name for name, proc in procs.items() if proc.poll() is not None]
@@ -133,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             code = 1
             break
         time.sleep(0.2)
-    for proc in (kubelet, containerd):  # the kubelet first: it may still talk to containerd
+    for proc in (proxy, kubelet, containerd):  # the kubelet before containerd: it may still talk to it
         if proc.poll() is None:
             proc.terminate()
             try:

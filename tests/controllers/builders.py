@@ -3,6 +3,7 @@
     make_pod().name("p").node("n1").ready(since="2024-01-01T00:00:00Z").obj()
     make_rs().name("web-abc").replicas(3).obj()
     make_deployment().name("web").replicas(3).obj()
+    make_service().name("web").port(80, target=8080).obj()
 
 Each call returns a fresh builder; `.obj()` returns a deep copy every time.
 """
@@ -10,11 +11,23 @@ Each call returns a fresh builder; `.obj()` returns a deep copy every time.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from kube.api import ContainerStatus, Deployment, DeploymentStrategy, Pod, PodCondition, ReplicaSet
+from kube.api import (
+    ContainerPort,
+    ContainerStatus,
+    Deployment,
+    DeploymentStrategy,
+    Pod,
+    PodCondition,
+    PodIP,
+    ReplicaSet,
+    Service,
+)
 from kube.api.apps_v1 import RollingUpdateDeployment
 
-__all__ = ["DeploymentBuilder", "PodBuilder", "ReplicaSetBuilder", "make_deployment", "make_pod", "make_rs"]
+__all__ = ["DeploymentBuilder", "PodBuilder", "ReplicaSetBuilder", "ServiceBuilder", "make_deployment", "make_pod",
+           "make_rs", "make_service"]
 
 _TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx:1.25"}]}}
 
@@ -57,6 +70,23 @@ class PodBuilder:
 
     def terminating(self) -> PodBuilder:
         self._pod.metadata.deletion_timestamp = "2024-01-01T00:00:00Z"
+        return self
+
+    def labels(self, **labels: str) -> PodBuilder:
+        self._pod.metadata.labels = labels
+        return self
+
+    def ip(self, *ips: str) -> PodBuilder:
+        """Scheduled and given these IPs (the first is status.podIP); not Ready unless `.ready()`."""
+        self._pod.spec.node_name = self._pod.spec.node_name or "node-1"
+        self._pod.status.pod_ip = ips[0]
+        self._pod.status.pod_ips = [PodIP(ip=ip) for ip in ips]
+        return self
+
+    def container_port(self, port: int, *, name: str | None = None, protocol: str = "TCP") -> PodBuilder:
+        container = self._pod.spec.containers[0]
+        container.ports = [*(container.ports or []),
+                           ContainerPort(container_port=port, name=name, protocol=protocol)]
         return self
 
     def obj(self) -> Pod:
@@ -132,6 +162,49 @@ class DeploymentBuilder:
 
     def obj(self) -> Deployment:
         return self._d.model_copy(deep=True)
+
+
+class ServiceBuilder:
+    def __init__(self) -> None:
+        self._svc: dict[str, Any] = {
+            "metadata": {"name": "web", "namespace": "default", "uid": str(uuid.uuid4())},
+            "spec": {"type": "ClusterIP", "selector": {"app": "web"}, "clusterIP": "10.96.0.20",
+                     "ipFamilies": ["IPv4"], "ports": []}}
+
+    def name(self, name: str) -> ServiceBuilder:
+        self._svc["metadata"]["name"] = name
+        return self
+
+    def labels(self, **labels: str) -> ServiceBuilder:
+        self._svc["metadata"]["labels"] = labels
+        return self
+
+    def selector(self, selector: dict[str, str] | None) -> ServiceBuilder:
+        self._svc["spec"]["selector"] = selector
+        return self
+
+    def headless(self) -> ServiceBuilder:
+        self._svc["spec"]["clusterIP"] = "None"
+        return self
+
+    def publish_not_ready(self) -> ServiceBuilder:
+        self._svc["spec"]["publishNotReadyAddresses"] = True
+        return self
+
+    def port(self, port: int, *, target: int | str | None = None, name: str = "",
+             protocol: str = "TCP") -> ServiceBuilder:
+        entry: dict[str, Any] = {"port": port, "protocol": protocol, "targetPort": port if target is None else target}
+        if name:
+            entry["name"] = name
+        self._svc["spec"]["ports"].append(entry)
+        return self
+
+    def obj(self) -> Service:
+        return Service.model_validate(self._svc)
+
+
+def make_service() -> ServiceBuilder:
+    return ServiceBuilder()
 
 
 def make_pod() -> PodBuilder:

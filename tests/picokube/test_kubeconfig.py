@@ -41,15 +41,16 @@ def test_token_file_is_kube_apiserver_csv(tmp_path: Path) -> None:
     entries = ensure_token_file(path, cluster_identities(["node-1", "node-2"]))
 
     lines = path.read_text().splitlines()
-    assert len(lines) == 5
+    assert len(lines) == 6
     admin = entries["admin"]
     assert lines[0] == f'{admin.token},admin,{admin.uid},"system:masters"'
     parsed = {e.user: e for e in read_token_file(path)}
     assert parsed["admin"].groups == ("system:masters",)
     assert parsed["system:kube-controller-manager"].groups == ()
     assert parsed["system:kube-scheduler"].groups == ()
+    assert parsed["system:kube-proxy"].groups == ()
     assert parsed["system:node:node-2"].groups == ("system:nodes",)
-    assert len({e.token for e in parsed.values()}) == 5
+    assert len({e.token for e in parsed.values()}) == 6
     assert all(len(e.token) >= 43 for e in parsed.values())  # 32 random bytes, base64
     assert path.stat().st_mode & 0o777 == 0o600
 

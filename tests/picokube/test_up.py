@@ -23,7 +23,7 @@ def test_prepare_writes_every_file_and_reuses_credentials(tmp_path: Path) -> Non
     config = ClusterConfig(data_dir=tmp_path, port=7443, nodes=2)
     tokens = prepare(config)
 
-    for name in ("kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig",
+    for name in ("kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig", "kube-proxy.kubeconfig",
                  "kubelet-node-1.kubeconfig", "kubelet-node-2.kubeconfig", "tokens.csv"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
     for name in ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key"):
@@ -48,7 +48,7 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
     specs = {s.name: s for s in component_specs(config)}
 
     assert list(specs) == ["etcd", "apiserver", "controller-manager", "scheduler",
-                           "kubelet-node-1", "kubelet-node-2"]
+                           "kubelet-node-1", "kubelet-node-2", "kube-proxy-node-1", "kube-proxy-node-2"]
     assert "--listen-client-urls=http://127.0.0.1:7379" in specs["etcd"].argv
     assert "--listen-peer-urls=http://127.0.0.1:7380" in specs["etcd"].argv
     assert specs["apiserver"].argv == (
@@ -72,6 +72,11 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--pod-cidr", "10.244.2.0/24", "--tls-cert-file", f"{tmp_path}/pki/kubelet-node-2.crt",
         "--tls-private-key-file", f"{tmp_path}/pki/kubelet-node-2.key", "--client-ca-file", f"{tmp_path}/pki/ca.crt",
         *TRACING)
+    assert specs["kube-proxy-node-2"].argv == (
+        sys.executable, "-m", "proxy", "--kubeconfig", f"{tmp_path}/kube-proxy.kubeconfig",
+        "--hostname-override", "node-2", "--proxy-mode", "simulated", "--cluster-cidr", "10.244.0.0/16",
+        "--healthz-bind-address", "127.0.0.1:0", "--status-file", f"{tmp_path}/proxy/node-2.json", *TRACING)
+    assert specs["kube-proxy-node-1"].after_stop is None  # nothing to clean up on simulated nodes
     assert specs["etcd"].ready is not None and specs["apiserver"].ready is not None
 
 
@@ -109,6 +114,11 @@ def test_cri_nodes_get_their_own_containerd_bridge_and_subnet(tmp_path: Path) ->
         assert kubelet[kubelet.index("--pod-cidr") + 1] == f"10.88.{i}.0/24"
         assert sorted(p.name for p in (root / "images").glob("*.tar")) == [
             "docker.io_library_busybox_latest.tar", "registry.local_pause_busybox.tar"]
+        proxy = specs[f"kube-proxy-{node}"].argv
+        assert proxy[proxy.index("--proxy-mode") + 1] == "iptables"
+        assert proxy[proxy.index("--cluster-cidr") + 1] == "10.88.0.0/16"  # every node's pod subnet
+    # The first node's proxy stops last; after it, whatever rules are left are removed.
+    assert specs["kube-proxy-node-1"].after_stop is not None and specs["kube-proxy-node-2"].after_stop is None
 
 
 def test_up_names_a_port_that_is_taken(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ from kube.errors import NotFound, status_details
 
 __all__ = ["ResourceStorage", "RETURNS_DELETED_OBJECT"]
 
-RETURNS_DELETED_OBJECT = frozenset({("", "pods"), ("", "namespaces"), ("", "serviceaccounts"), ("", "resourcequotas")})
+RETURNS_DELETED_OBJECT = frozenset({("", "pods"), ("", "namespaces"), ("", "serviceaccounts"), ("", "resourcequotas"),
+                                    ("", "services")})
 """(group, resource) whose immediate delete answers with the object (upstream ReturnDeletedObject)."""
 
 
