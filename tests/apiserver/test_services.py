@@ -133,5 +133,6 @@ def test_endpoints_and_slice_validation(c: httpx.Client, ns: str) -> None:
         "addressType": 'Unsupported value: "IPv5": supported values: "FQDN", "IPv4", "IPv6"'}
     good = c.post(base, json={"metadata": {"name": "s"}, "addressType": "IPv4", "endpoints": []})
     assert good.status_code == 201, good.text
-    changed = c.patch(f"{base}/s", json={"addressType": "IPv6"}, headers={"Content-Type": "application/merge-patch+json"})
+    changed = c.patch(f"{base}/s", json={"addressType": "IPv6"},
+                      headers={"Content-Type": "application/merge-patch+json"})
     assert causes(changed) == {"addressType": 'Invalid value: "IPv6": field is immutable'}
