@@ -9,6 +9,7 @@ from kubectl.cmd.completion import completion
 from kubectl.cmd.config import config_app
 from kubectl.cmd.delete import delete
 from kubectl.cmd.describe import describe
+from kubectl.cmd.expose import expose
 from kubectl.cmd.get import get
 from kubectl.cmd.info import api_resources, version
 from kubectl.cmd.logs import logs
@@ -26,8 +27,8 @@ app = typer.Typer(name="pkctl", no_args_is_help=True, add_completion=True, prett
                        "Global flags, anywhere on the line: --kubeconfig FILE, --context NAME, --server URL, "
                        "--token T, --certificate-authority FILE, --insecure-skip-tls-verify, -n NS, -A.")
 
-for fn in (create, apply, get, describe, delete, logs, scale, cordon, uncordon, drain, wait, version, completion,
-           trace):
+for fn in (create, apply, get, describe, delete, expose, logs, scale, cordon, uncordon, drain, wait, version,
+           completion, trace):
     app.command(fn.__name__.replace("_", "-"))(fn)
 app.command("api-resources")(api_resources)
 app.add_typer(rollout_app, name="rollout")

@@ -106,6 +106,10 @@ def up(
         help="Trace every component; spans are kept by the API server (pkctl trace).")] = True,
     otlp_endpoint: Annotated[str | None, typer.Option(
         help="Also send every component's spans to this OTLP/HTTP collector (http://host:4318).")] = None,
+    service_cluster_ip_range: Annotated[str, typer.Option(
+        help="CIDR the API server allocates Service cluster IPs from.")] = "10.96.0.0/12",
+    service_node_port_range: Annotated[str, typer.Option(
+        help="Range the API server allocates Service node ports from.")] = "30000-32767",
     detach: Annotated[bool, typer.Option(help="Run in the background; return once every node is Ready.")] = False,
     timeout: Annotated[float, typer.Option(help="With --detach: seconds to wait for a Ready cluster.")] = 120.0,
 ) -> None:
@@ -119,7 +123,8 @@ def up(
             pod_start_delay=pod_start_delay, node_monitor_grace_period=node_monitor_grace_period,
             node_status_update_frequency=node_status_update_frequency,
             max_container_restart_period=max_container_restart_period, tracing=tracing,
-            otlp_endpoint=otlp_endpoint)
+            otlp_endpoint=otlp_endpoint, service_cluster_ip_range=service_cluster_ip_range,
+            service_node_port_range=service_node_port_range)
     except (UpError, ValueError) as e:
         _fail(str(e))
     typer.echo(f"Using runtime {chosen} ({reason})")

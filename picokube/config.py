@@ -10,6 +10,7 @@ message naming the flag) and survives `to_json`/`from_json` unchanged.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 from dataclasses import asdict, dataclass
@@ -59,6 +60,8 @@ class ClusterConfig:
     max_container_restart_period: float | None = None  # kubelets' CrashLoopBackOff cap (None: 300 s)
     tracing: bool = True  # every component exports spans to the API server's collector
     otlp_endpoint: str | None = None  # and, when set, to this external OTLP/HTTP collector
+    service_cluster_ip_range: str = "10.96.0.0/12"  # the API server's cluster IP range
+    service_node_port_range: str = "30000-32767"  # and its node port range
 
     def __post_init__(self) -> None:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
@@ -74,6 +77,14 @@ class ClusterConfig:
             if seconds is not None and seconds <= 0:
                 raise ValueError(f"{flag} must be more than 0 seconds")
         parse_capacity(self.node_capacity)
+        try:
+            ipaddress.ip_network(self.service_cluster_ip_range, strict=False)
+        except ValueError:
+            raise ValueError(f"--service-cluster-ip-range: {self.service_cluster_ip_range!r} is not a CIDR") from None
+        low, _, high = self.service_node_port_range.partition("-")
+        if not (low.isdigit() and high.isdigit() and 0 < int(low) <= int(high) <= 65535):
+            raise ValueError(f"--service-node-port-range: {self.service_node_port_range!r} is not a port range "
+                             "(30000-32767)")
 
     def containerd_nodes(self) -> list[ContainerdNode]:
         """The private containerd of each node (none with --containerd-socket or a simulated runtime)."""

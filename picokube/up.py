@@ -130,6 +130,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--service-account-signing-key-file", str(config.pki_dir / "sa.key"),
         "--authorization-mode", "Node,RBAC", "--audit-log-path", str(config.logs_dir / "audit.log"),
         "--trace-store-file", str(config.data_dir / "traces.jsonl"), *tracing,
+        "--service-cluster-ip-range", config.service_cluster_ip_range,
+        "--service-node-port-range", config.service_node_port_range,
         ready=lambda: readyz_probe.readyz()[0]))
     grace = config.node_monitor_grace_period
     specs.append(python("controller-manager", "controllers",

@@ -470,3 +470,8 @@ def to_table(kind: str, items: list[Obj], *, list_meta: Obj | None = None, inclu
                                    "description": c.description, "priority": c.priority}
                                   for c in printer.columns],
             "rows": [_row(printer, obj, at, include_object) for obj in items]}
+
+
+from apiserver.endpoints.service_tables import SERVICE_PRINTERS  # noqa: E402 - it builds on the names above
+
+PRINTERS.update(SERVICE_PRINTERS)

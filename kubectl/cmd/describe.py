@@ -1,6 +1,6 @@
 """`pkctl describe KIND NAME`: one object in prose, with the events that tell its story.
 
-Pods, Deployments, ReplicaSets, Nodes and Namespaces get kubectl's layout (containers and
+Pods, Deployments, ReplicaSets, Nodes, Namespaces and Services get kubectl's layout (containers and
 their states, replica counts and strategy, conditions, capacity and the node's pods, quotas);
 any other kind shows its metadata and the rest of the object. Events are the object's own
 (`involvedObject.uid`), oldest first. `describe KIND` without a name, or with `-l`,
@@ -21,6 +21,7 @@ from kube.podutil import is_phase_terminal
 from kube.quantity import cpu_millis, to_int
 from kube.resources import ResourceInfo
 from kubectl.context import emit, resolve, resolve_targets, run, split_targets, state
+from kubectl.describe_service import describe_service
 from kubectl.describe_text import Section, age, since
 
 __all__ = ["describe"]
@@ -370,6 +371,12 @@ async def _describe_one(client: RESTClient, mapper: RESTMapper, info: ResourceIn
         await _node(s, client, mapper, obj)
     elif info.kind == "Namespace":
         await _namespace(s, client, mapper, obj)
+    elif info.kind == "Service":
+        _meta(s, obj["metadata"])
+        listed = await client.list_raw(resolve(mapper, "endpointslices.discovery.k8s.io"),
+                                       obj["metadata"].get("namespace"),
+                                       label_selector=f"kubernetes.io/service-name={obj['metadata']['name']}")
+        describe_service(s, obj, list(listed.get("items") or []))
     else:
         _generic(s, info, obj)
     if info.kind != "Event":

@@ -136,3 +136,36 @@ def test_watch_resumes_and_expires(k8s: client.ApiClient) -> None:
         for _ in watch.Watch().stream(core.list_namespaced_config_map, NS, resource_version="1", timeout_seconds=5):
             pass
     assert gone.value.status == 410
+
+
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: httpd, image: httpd, ports: [{containerPort: 80, name: http}]}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: http}]
+"""
+
+
+def test_create_from_yaml_of_a_deployment_and_a_service(k8s: client.ApiClient, tmp_path: Any) -> None:
+    path = tmp_path / "web.yaml"
+    path.write_text(MANIFEST)
+    created = utils.create_from_yaml(k8s, str(path), namespace=NS)
+    kinds = [obj.kind for group in created for obj in group]
+    assert kinds == ["Deployment", "Service"]
+    svc = client.CoreV1Api(k8s).read_namespaced_service("web", NS)
+    assert svc.spec is not None and svc.spec.cluster_ip and svc.spec.ports is not None
+    assert svc.spec.type == "ClusterIP" and svc.spec.ports[0].target_port == "http"
+    slices = client.DiscoveryV1Api(k8s).list_namespaced_endpoint_slice("default")
+    assert "kubernetes" in [meta(s).name for s in slices.items]

@@ -60,7 +60,7 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--kubelet-client-key", f"{tmp_path}/pki/apiserver-kubelet-client.key",
         "--service-account-signing-key-file", f"{tmp_path}/pki/sa.key", "--authorization-mode", "Node,RBAC",
         "--audit-log-path", f"{tmp_path}/logs/audit.log", "--trace-store-file", f"{tmp_path}/traces.jsonl",
-        *TRACING)
+        *TRACING, "--service-cluster-ip-range", "10.96.0.0/12", "--service-node-port-range", "30000-32767")
     assert specs["controller-manager"].argv == (
         sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig",
         "--root-ca-file", f"{tmp_path}/pki/ca.crt", *TRACING)

@@ -59,7 +59,8 @@ def validate_service(svc: Obj) -> list[FieldError]:
     """Every error in a Service about to be created (after defaulting and allocation prep)."""
     errs = validate_object_meta(svc, namespaced=True)
     name = (svc.get("metadata") or {}).get("name")
-    if name and not errs:
+    if name:  # a Service's name is a DNS-1035 label (ValidateServiceName), not a subdomain
+        errs = [e for e in errs if e.field != "metadata.name"]
         check_dns1035_label(errs, "metadata.name", name)
     spec = svc.get("spec")
     if not isinstance(spec, dict):
