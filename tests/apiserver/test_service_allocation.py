@@ -140,9 +140,11 @@ def test_node_ports(c: httpx.Client, ns: str) -> None:
 
 
 def test_dry_run_takes_nothing(c: httpx.Client, ns: str) -> None:
-    dry = c.post(f"/api/v1/namespaces/{ns}/services?dryRun=All", json=svc("dry", clusterIP="10.100.0.12"))
-    assert dry.status_code == 201 and dry.json()["spec"]["clusterIP"] == "10.100.0.12", dry.text
-    real = create(c, ns, svc("dry", clusterIP="10.100.0.12"))
+    used = {ip for s in c.get("/api/v1/services").json()["items"] for ip in s["spec"].get("clusterIPs") or []}
+    free = next(ip for ip in (f"10.100.0.{i}" for i in range(14, 1, -1)) if ip not in used)  # others took some at random
+    dry = c.post(f"/api/v1/namespaces/{ns}/services?dryRun=All", json=svc("dry", clusterIP=free))
+    assert dry.status_code == 201 and dry.json()["spec"]["clusterIP"] == free, dry.text
+    real = create(c, ns, svc("dry", clusterIP=free))
     assert real.status_code == 201, real.text
 
 
