@@ -141,7 +141,8 @@ def test_node_ports(c: httpx.Client, ns: str) -> None:
 
 def test_dry_run_takes_nothing(c: httpx.Client, ns: str) -> None:
     used = {ip for s in c.get("/api/v1/services").json()["items"] for ip in s["spec"].get("clusterIPs") or []}
-    free = next(ip for ip in (f"10.100.0.{i}" for i in range(14, 1, -1)) if ip not in used)  # others took some at random
+    # Other tests of this module took addresses at random: pick one none of them holds.
+    free = next(ip for ip in (f"10.100.0.{i}" for i in range(14, 1, -1)) if ip not in used)
     dry = c.post(f"/api/v1/namespaces/{ns}/services?dryRun=All", json=svc("dry", clusterIP=free))
     assert dry.status_code == 201 and dry.json()["spec"]["clusterIP"] == free, dry.text
     real = create(c, ns, svc("dry", clusterIP=free))
