@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from opentelemetry.trace import StatusCode
 
 from kube.errors import Conflict
-from kube.tracing import Hop, reconcile_span
+from kube.tracing import Hop, object_ref, reconcile_span
 from kube.workqueue import ShutDown, WorkQueue
 
 __all__ = ["Reconciler", "Request", "Result", "TerminalError", "run_workers", "split_key"]
@@ -64,9 +64,14 @@ def _outcome(span: Hop | None, error: str | None) -> None:
         span.set_status(StatusCode.ERROR, error)
 
 
-async def _reconcile_one(name: str, actor: str, queue: WorkQueue[str], reconcile: Reconciler, key: str) -> None:
+async def _reconcile_one(name: str, actor: str, kind: str | None, queue: WorkQueue[str], reconcile: Reconciler,
+                         key: str) -> None:
     """Reconcile one key as a hop of the trace that queued it; CancelledError propagates, nothing else does."""
-    with reconcile_span(f"reconcile {name}", queue.take_cause(key), actor=actor, obj=key) as span:
+    obj = key
+    if kind:
+        namespace, _, obj_name = key.rpartition("/")
+        obj = object_ref(kind, namespace or None, obj_name)
+    with reconcile_span(f"reconcile {name}", queue.take_cause(key), actor=actor, obj=obj) as span:
         _outcome(span, await _reconcile_with_retries(name, queue, reconcile, key))
 
 
@@ -93,28 +98,28 @@ async def _reconcile_with_retries(name: str, queue: WorkQueue[str], reconcile: R
     return None
 
 
-async def _worker(name: str, actor: str, queue: WorkQueue[str], reconcile: Reconciler) -> None:
+async def _worker(name: str, actor: str, kind: str | None, queue: WorkQueue[str], reconcile: Reconciler) -> None:
     while True:
         try:
             key = await queue.get()
         except ShutDown:
             return
         try:
-            await _reconcile_one(name, actor, queue, reconcile, key)
+            await _reconcile_one(name, actor, kind, queue, reconcile, key)
         finally:
             queue.done(key)  # exactly once per get, also when cancelled mid-reconcile
 
 
 async def run_workers(name: str, queue: WorkQueue[str], reconcile: Reconciler, workers: int = 1, *,
-                      actor: str | None = None) -> None:
+                      actor: str | None = None, kind: str | None = None) -> None:
     """Run `workers` reconcile loops over `queue` until cancelled or the queue shuts down.
 
     Each traced reconcile is a hop by `actor` (default `<name>-controller`, upstream's
-    controller names).
+    controller names) on `Kind/namespace/name` when the keys name objects of one `kind`.
 
     A cancelled run stops every loop; a key being reconciled then is released to the
     queue (a re-add that arrived meanwhile is queued once).
     """
     async with asyncio.TaskGroup() as tg:
         for _ in range(workers):
-            tg.create_task(_worker(name, actor or f"{name}-controller", queue, reconcile))
+            tg.create_task(_worker(name, actor or f"{name}-controller", kind, queue, reconcile))

@@ -108,7 +108,8 @@ class Kubelet:
                 await self.pods.informer.wait_for_sync()
                 logger.info("Pods synced", extra={"node": self.config.node_name, "pods": len(self.pods.list())})
                 tg.create_task(run_workers(f"kubelet/{self.config.node_name}", self.queue, self.reconcile,
-                                           self.config.workers, actor=f"kubelet/{self.config.node_name}"))
+                                           self.config.workers, actor=f"kubelet/{self.config.node_name}",
+                                           kind="Pod"))
                 tg.create_task(self._relist_loop())
                 tg.create_task(self._housekeeping_loop())
         finally:

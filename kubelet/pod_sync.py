@@ -24,7 +24,7 @@ from kube.api import Container, Pod
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.podutil import is_pod_terminal
 from kube.quantity import cpu_millis, to_int
-from kube.tracing import child_span
+from kube.tracing import child_span, note_waiting
 from kubelet.cri.interface import (
     CONTAINER_NAME_LABEL,
     POD_NAME_LABEL,
@@ -285,6 +285,7 @@ class PodSyncer:
                     view.waiting_message = f'Back-off pulling image "{image}"'
                     return wait
             self.recorder.event(pod, EVENT_NORMAL, "Pulling", f'Pulling image "{image}"')
+            note_waiting(f"pulling image {image}")
             try:
                 with child_span("PullImage", image=image):
                     await self.runtime.pull_image(image)

@@ -143,7 +143,8 @@ class DeploymentController:
         try:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(self.recorder.run())
-                tg.create_task(run_workers(self.name, self.queue, self.reconcile, self.workers))
+                tg.create_task(run_workers(self.name, self.queue, self.reconcile, self.workers,
+                                           kind="Deployment"))
         finally:
             await self.queue.shut_down()
 

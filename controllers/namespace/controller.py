@@ -54,7 +54,7 @@ class NamespaceController:
 
     async def run(self) -> None:
         try:
-            await run_workers("namespace", self.queue, self.reconcile, workers=2)
+            await run_workers("namespace", self.queue, self.reconcile, workers=2, kind="Namespace")
         finally:
             await self.queue.shut_down()
 

@@ -90,7 +90,8 @@ class ReplicaSetController:
         try:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(self.recorder.run())
-                tg.create_task(run_workers(self.name, self.queue, self.reconcile, self.workers))
+                tg.create_task(run_workers(self.name, self.queue, self.reconcile, self.workers,
+                                           kind="ReplicaSet"))
         finally:
             await self.queue.shut_down()
 

@@ -24,7 +24,8 @@ from kube.tracing import attrs
 from kube.tracing._propagation import Cause, _cause, cause_context
 from kube.tracing._provider import tracer
 
-__all__ = ["Hop", "child_span", "current_cause", "current_hop", "reconcile_span", "phase", "record_cause", "write_span"]
+__all__ = ["Hop", "child_span", "current_cause", "current_hop", "note_waiting", "phase", "reconcile_span",
+           "record_cause", "write_span"]
 
 AttributeValue = str | int | float | bool | list[str]
 
@@ -107,6 +108,11 @@ class Hop:
                 span.end(end_time=self._end_ns)
         return self._span
 
+    def note_waiting(self, reason: str) -> None:
+        span = tracer().start_span(f"{self._name} (waiting)", context=self._ctx,
+                                   attributes={**self._attributes, attrs.REASON: reason})
+        span.end()
+
     def _finish(self) -> None:
         self._end_ns = time.time_ns()
         failed = self._status is not None and self._status.status_code is StatusCode.ERROR
@@ -157,6 +163,19 @@ def current_cause() -> Cause | None:
         return Cause(hop.span_context())
     sc = trace.get_current_span().get_span_context()
     return Cause(sc) if sc.is_valid else None
+
+
+def note_waiting(reason: str) -> None:
+    """Record at once that the running hop waits on something slow (an image pull).
+
+    A hop's span is only exported when it ends, so a long wait would be invisible while it
+    lasts; this records a short hop of its own beside it (same actor, object and cause)
+    carrying `reason`, which `pkctl trace` shows as what the object waits on until the hop
+    itself ends.
+    """
+    hop = _hop.get()
+    if hop is not None:
+        hop.note_waiting(reason)
 
 
 def _parent() -> otel_context.Context | None:

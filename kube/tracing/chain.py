@@ -193,7 +193,11 @@ def _summary(hops: list[dict[str, Any]]) -> dict[str, Any]:
     running = [h["offset"] + h["duration"] for h in hops if h.get("phase") == "Running"]
     slowest = max(hops, key=lambda h: h["duration"] + (h["wait"] or 0))
     stuck = [h for h in hops if h["reason"]]
-    last_ok = {(h["actor"], h["object"]): h["offset"] for h in hops if not h["error"]}
+    last_ok: dict[tuple[Any, Any], float] = {}  # when each actor last finished a hop on each object
+    for h in hops:
+        if not h["error"] and not h["reason"]:
+            key = (h["actor"], h["object"])
+            last_ok[key] = max(last_ok.get(key, -1.0), h["offset"] + h["duration"])
     waiting = [{"actor": h["actor"], "object": h["object"], "reason": h["reason"]} for h in stuck
                if last_ok.get((h["actor"], h["object"]), -1.0) < h["offset"]]
     return {"hops": len(hops), "span": end, "toRunning": max(running) if running else None,

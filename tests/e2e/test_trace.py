@@ -57,7 +57,7 @@ def test_a_deployment_is_one_trace_in_causal_order(cluster: Cluster, ns: str) ->
     def complete() -> dict[str, Any] | None:
         view = trace_of(cluster, ns, "deploy/web")
         written = {d["object"] for h in view["hops"] for d in h["did"]}
-        kubelets = {h["reactedTo"]["object"] for h in hops_by(view, "kubelet") if h["reactedTo"]}
+        kubelets = {h["reactedTo"].get("object") for h in hops_by(view, "kubelet") if h["reactedTo"]}
         ok = all(f"pod/{ns}/{p}" in written and f"pod/{ns}/{p}" in kubelets for p in pods)
         return view if ok else None
 
@@ -132,3 +132,21 @@ def test_an_unschedulable_pod_ends_in_the_schedulers_reason(cluster: Cluster, ns
     assert "nodes are available" in waiting["reason"] and "Insufficient cpu" in waiting["reason"]
     text = cluster.pkctl("trace", "deploy/web", "-n", ns).stdout
     assert "waiting on default-scheduler" in text and "Insufficient cpu" in text
+
+
+def test_a_pod_whose_image_cannot_be_pulled_ends_in_the_kubelets_reason(cluster: Cluster, ns: str) -> None:
+    cluster.kubectl_ok("apply", "-n", ns, "-f", "-",
+                       stdin=DEPLOYMENT.format(image="registry.invalid/app:1", cpu="100m"))
+
+    def stuck() -> dict[str, Any] | None:
+        view = trace_of(cluster, ns, "deploy/web")
+        kubelet = [w for w in view["summary"].get("waitingOn") or [] if w["actor"].startswith("kubelet/")]
+        return kubelet[0] if kubelet and "ErrImagePull" in kubelet[0]["reason"] else None
+
+    waiting = eventually_sync(stuck, timeout=30)
+    assert waiting is not None and waiting["object"].startswith(f"pod/{ns}/web-")
+    view = trace_of(cluster, ns, "deploy/web")
+    reasons = [h["message"] for h in hops_by(view, "kubelet") if h["message"]]
+    assert any(r == "pulling image registry.invalid/app:1" for r in reasons), reasons
+    text = cluster.pkctl("trace", "deploy/web", "-n", ns).stdout
+    assert "waiting on kubelet/" in text and "ErrImagePull" in text
