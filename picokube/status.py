@@ -2,7 +2,7 @@
 
 The JSON form is a stable interface for scripts:
 
-    {"apiserver": "https://127.0.0.1:6443", "etcd": ["http://127.0.0.1:2379"],
+    {"apiserver": "https://127.0.0.1:6443", "ui": "https://127.0.0.1:6443/ui/", "etcd": [...],
      "kubeconfig": "/abs/path/kubeconfig", "containerd_socket": null,
      "components": [{"name": "etcd", "pid": 123, "alive": true, ...}, ...],
      "supervisor": {"pid": 100, "alive": true}, ...}
@@ -38,6 +38,7 @@ def collect_status(data_dir: Path) -> dict[str, Any] | None:
     sup = state.get("supervisor") or {}
     return {
         "apiserver": state.get("apiserver"),
+        "ui": f"{str(state['apiserver']).rstrip('/')}/ui/" if state.get("apiserver") else None,
         "etcd": list(state.get("etcd") or []),
         "kubeconfig": state.get("kubeconfig"),
         "containerd_socket": state.get("containerd_socket"),
@@ -69,6 +70,7 @@ def render_text(doc: dict[str, Any]) -> str:
     sup = doc["supervisor"]
     lines = [
         f"API server:  {doc['apiserver']}",
+        f"browser:     {doc.get('ui') or '-'} (sign in with the kubeconfig's token, or add ?token=...)",
         f"etcd:        {', '.join(doc['etcd'])}",
         f"kubeconfig:  {doc['kubeconfig']}",
         f"supervisor:  pid {sup['pid']} ({'alive' if sup['alive'] else 'not running'})",

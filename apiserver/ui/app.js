@@ -271,6 +271,15 @@ document.addEventListener("DOMContentLoaded", () => {
     const object = kind === "Node" ? `${kind}/${name}` : `${kind}/${ns}/${name}`;
     startFollowing({ object, label: object });
   });
+  // A link may carry the token (`/ui/?token=...`, as `picokube status` prints it): keep it in
+  // this tab's sessionStorage and take it out of the address bar and history at once.
+  const params = new URLSearchParams(window.location.search);
+  if (params.has("token")) {
+    sessionStorage.setItem(TOKEN_KEY, params.get("token").trim());
+    params.delete("token");
+    const rest = params.toString();
+    history.replaceState(null, "", window.location.pathname + (rest ? `?${rest}` : "") + window.location.hash);
+  }
   setInterval(() => { if (token()) refreshOverview(); }, 5000);
   if (token()) signedIn(); else showLogin("");
 });

@@ -127,6 +127,18 @@ def test_the_page_draws_a_deployments_chain_and_follows_it_live(cluster: Cluster
     starting = eventually_sync(lambda: click_fact(browser, "kubelet", "StartContainer"), timeout=60)
     assert "StartContainer" in starting and "RunPodSandbox" in starting
 
+    # A link with ?token= signs in without the form and leaves no token in the address bar.
+    status = json.loads(cluster.picokube("status", "-o", "json").stdout)
+    assert status["ui"] == f"{base}/ui/"
+    browser.evaluate("sessionStorage.clear()")
+    browser.navigate(f"{status['ui']}?token={token_of(cluster)}")
+    eventually_sync(lambda: "signed in as" in browser.text(), timeout=20)
+    assert "token=" not in str(browser.evaluate("window.location.href"))
+    browser.evaluate(f"document.getElementById('namespace').value = {json.dumps(ns)};"
+                     "document.getElementById('name').value = 'web';"
+                     "document.getElementById('pick').requestSubmit()")
+    eventually_sync(lambda: shows_chain(browser), timeout=60)
+
     # Live: the same page, never reloaded, moves on to the trace a scale starts.
     browser.evaluate("window.keptAcrossChanges = 42")
     cluster.kubectl_ok("scale", "-n", ns, "deploy/web", "--replicas=3")
