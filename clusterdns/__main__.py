@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
-import socket
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from clusterdns.server import DNSServer
 from clusterdns.watcher import ZoneWatcher
 from kube.client import RESTClient, load_kubeconfig
 from kube.component import UsageError, add_tracing_flags, parse_flags, run_component, tracing_from_flags
+from kube.netutil import host_address
 from kube.tracing import setup_tracing
 
 PROG = "python -m clusterdns"
@@ -52,16 +52,6 @@ def _domain(text: str) -> str:
     if name == dns.name.root:
         raise ConfigError("--cluster-domain must not be empty")
     return name.to_text(omit_final_dot=True).lower()
-
-
-def host_address() -> str:
-    """This host's primary address: the source address of its default route (127.0.0.1 without one)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("10.255.255.255", 1))  # no packet is sent: connect only picks the route
-            return str(s.getsockname()[0])
-        except OSError:
-            return "127.0.0.1"
 
 
 def parse_args(argv: list[str] | None = None) -> ClusterDNSConfig:

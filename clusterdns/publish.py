@@ -7,8 +7,8 @@ server itself writes where it listens (as the owner of a selector-less Service
 does upstream):
 
 - the Service `kube-system/kube-dns` (created once with the wanted cluster IP, ports 53/UDP
-  `dns` and 53/TCP `dns-tcp`, targetPort the listening port; a Service someone already made
-  is left as it is);
+  `dns` and 53/TCP `dns-tcp`, targetPort the listening port, which is kept current; a
+  Service someone made otherwise, with a selector or other ports, is left as it is);
 - the EndpointSlice `kube-system/kube-dns` (label `kubernetes.io/service-name: kube-dns`,
   managed by `picokube-dns`, so the EndpointSlice controller leaves it alone): one ready
   endpoint, `advertise_address`, with ports `dns`/UDP and `dns-tcp`/TCP at the listening port;
@@ -110,10 +110,18 @@ class KubeDNSPublisher:
             except AlreadyExists:
                 pass
             return
-        ip = (current.get("spec") or {}).get("clusterIP")
-        if ip != self.service_ip:
+        spec = current.get("spec") or {}
+        if spec.get("clusterIP") != self.service_ip:
             logger.warning("The kube-dns Service has another cluster IP; pods' resolv.conf may not reach it",
-                           extra={"clusterIP": ip, "wanted": self.service_ip})
+                           extra={"clusterIP": spec.get("clusterIP"), "wanted": self.service_ip})
+        wanted = desired_service(self.service_ip, self.port)["spec"]["ports"]
+        ports = spec.get("ports") or []
+        ours = not spec.get("selector") and {p.get("name") for p in ports} == {p["name"] for p in wanted}
+        if ours and any(p.get("targetPort") != self.port for p in ports):
+            # A restarted server may listen elsewhere: the Service says where, as `describe svc` shows.
+            patch = {"spec": {"ports": [{**p, "targetPort": self.port} for p in ports]}}
+            await self.client.patch_raw(SERVICES, KUBE_DNS, patch, KUBE_SYSTEM)
+            logger.info("Updated the kube-dns Service's target port", extra={"port": self.port})
 
     async def _ensure(self, info: ResourceInfo, wanted: dict[str, Any], fields: tuple[str, ...]) -> None:
         try:

@@ -25,9 +25,9 @@ import dns.reversename
 import pytest
 import pytest_asyncio
 
-from clusterdns.__main__ import host_address
 from kube.client import RESTClient
 from kube.errors import NotFound
+from kube.netutil import host_address
 from kube.resources import ResourceInfo, resource_for_kind
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
