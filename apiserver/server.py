@@ -132,7 +132,7 @@ class ApiServer:
         for store, obj in wanted:
             manager = "rbac-bootstrap" if obj["apiVersion"].startswith("rbac.") else None
             try:
-                await store.create(None, obj, manager=manager)
+                await store.create(obj["metadata"].get("namespace"), obj, manager=manager)
             except ApiError as e:
                 if e.code != 409:
                     raise

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import ipaddress
 import sys
 
 from kube.client import RESTClient, load_kubeconfig
@@ -63,6 +64,16 @@ def _labels(text: str) -> dict[str, str]:
     return labels
 
 
+def _cluster_dns(text: str) -> tuple[str, ...]:
+    addresses = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        try:
+            addresses.append(str(ipaddress.ip_address(item)))
+        except ValueError:
+            raise ConfigError(f"--cluster-dns: {item!r} is not an IP address") from None
+    return tuple(addresses)
+
+
 def _taints(text: str) -> tuple[dict[str, str], ...]:
     taints = []
     for item in filter(None, (t.strip() for t in text.split(","))):
@@ -111,6 +122,11 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
     p.add_argument("--client-ca-file")
     p.add_argument("--node-status-update-frequency", type=float, default=10.0,
                    help="seconds between Lease renewals")
+    p.add_argument("--cluster-dns", default="",
+                   help="the cluster DNS's address(es), comma-separated: the nameserver of ClusterFirst pods")
+    p.add_argument("--cluster-domain", default="cluster.local", help="the cluster's DNS domain (pods' search path)")
+    p.add_argument("--resolv-conf", default="/etc/resolv.conf",
+                   help="the resolver file pods with dnsPolicy Default get (\"\": none)")
     p.add_argument("--max-container-restart-period", type=float, default=300.0,
                    help="seconds CrashLoopBackOff waits at most between restarts (10 s doubling up to this)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
@@ -132,6 +148,8 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
                          tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,
                          client_ca_file=a.client_ca_file, node_status_update_frequency=a.node_status_update_frequency,
                          node_labels=_labels(a.node_labels), register_with_taints=_taints(a.register_with_taints),
+                         cluster_dns=_cluster_dns(a.cluster_dns), cluster_domain=a.cluster_domain.strip("."),
+                         resolv_conf=a.resolv_conf,
                          max_container_restart_period=a.max_container_restart_period, log_level=a.log_level,
                          tracing=tracing_from_flags(a))
     return Invocation(config, a.count, a.node_name_prefix)

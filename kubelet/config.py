@@ -22,7 +22,9 @@ class KubeletConfig:
     `node_labels` and `register_with_taints` are set when the Node is first created;
     `allocatable` is what the scheduler may hand out (cri nodes hold back eviction reserves);
     `port` 0 lets the OS choose the kubelet server's port, which the Node then publishes in
-    `status.daemonEndpoints.kubeletEndpoint.Port`.
+    `status.daemonEndpoints.kubeletEndpoint.Port`. `cluster_dns` (the kube-dns Service's
+    address), `cluster_domain` and `resolv_conf` (the host's resolver file; "" for none) make
+    each pod's resolv.conf (`kubelet.dns`).
     """
 
     node_name: str
@@ -46,6 +48,9 @@ class KubeletConfig:
     node_lease_duration_seconds: int = 40
     housekeeping_interval: float = 2.0
     relist_interval: float = 1.0
+    cluster_dns: tuple[str, ...] = ()
+    cluster_domain: str = "cluster.local"
+    resolv_conf: str = "/etc/resolv.conf"
     max_container_restart_period: float = 300.0  # CrashLoopBackOff's cap (and first delay, when below 10 s)
     workers: int = 16
     log_level: str = "INFO"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from pathlib import Path
 from typing import Any
 
 from kube.api import Pod
@@ -38,8 +39,10 @@ from kubelet.cri.interface import (
     POD_NAMESPACE_LABEL,
     POD_UID_LABEL,
     ContainerState,
+    DNSConfig,
     RuntimeService,
 )
+from kubelet.dns import DNSConfigurer, parse_resolv_conf
 from kubelet.node_status import NodeStatusManager
 from kubelet.pod_source import PodRouter
 from kubelet.pod_sync import PodSyncer, SyncResult
@@ -57,6 +60,19 @@ logger = logging.getLogger(__name__)
 _STATUS_KEYS = ("phase", "conditions", "hostIP", "hostIPs", "podIP", "podIPs", "startTime", "containerStatuses",
                 "initContainerStatuses", "qosClass")
 _FULL_RESYNC = 10.0
+
+
+def dns_configurer(config: KubeletConfig) -> DNSConfigurer:
+    """The node's DNS settings; an unreadable `--resolv-conf` counts as an empty one (logged)."""
+    host: DNSConfig | None = None
+    if config.resolv_conf:
+        try:
+            host = parse_resolv_conf(Path(config.resolv_conf).read_text(errors="replace"))
+        except OSError as e:
+            logger.warning("Cannot read the resolver file, pods with dnsPolicy Default get none",
+                           extra={"resolvConf": config.resolv_conf, "error": str(e)})
+            host = DNSConfig()
+    return DNSConfigurer(cluster_dns=config.cluster_dns, cluster_domain=config.cluster_domain, host=host)
 
 
 class Kubelet:
@@ -79,7 +95,7 @@ class Kubelet:
         self.queue: WorkQueue[str] = WorkQueue(name="kubelet", clock=clock)
         self.recorder = EventRecorder(client, component="kubelet", host=config.node_name, clock=clock)
         self.syncer = PodSyncer(runtime, self.recorder, host_ip=config.address,
-                                max_restart_period=config.max_container_restart_period)
+                                max_restart_period=config.max_container_restart_period, dns=dns_configurer(config))
         self.prober = ProbeManager(runtime, self._enqueue_key, simulated=config.runtime == "simulated",
                                    on_failure=self._probe_failed)
         self.node_status = NodeStatusManager(client, config, runtime_version=f"{runtime_name}://{runtime_version}",

@@ -34,6 +34,7 @@ from kubelet.cri.interface import (
     ContainerInfo,
     ContainerState,
     CRIError,
+    DNSConfig,
     ImagePullError,
     PodSandbox,
     PodSandboxConfig,
@@ -41,6 +42,7 @@ from kubelet.cri.interface import (
     RuntimeService,
     SandboxState,
 )
+from kubelet.dns import DNSConfigurer
 from kubelet.hostname import pod_hostname
 from kubelet.status import ContainerView
 
@@ -67,7 +69,7 @@ class SyncResult:
     """An init container failed and restartPolicy Never forbids another try: the pod fails."""
 
 
-def _sandbox_config(pod: Pod, attempt: int) -> PodSandboxConfig:
+def _sandbox_config(pod: Pod, attempt: int, dns_config: DNSConfig | None = None) -> PodSandboxConfig:
     meta = pod.metadata
     labels = {POD_UID_LABEL: str(meta.uid), POD_NAME_LABEL: str(meta.name), POD_NAMESPACE_LABEL: str(meta.namespace)}
     ports = tuple(PortMappingSpec(container_port=p.container_port, host_port=p.host_port, protocol=p.protocol or "TCP",
@@ -75,7 +77,7 @@ def _sandbox_config(pod: Pod, attempt: int) -> PodSandboxConfig:
                   for c in pod.spec.containers for p in c.ports or [] if p.host_port)
     return PodSandboxConfig(name=str(meta.name), namespace=str(meta.namespace), uid=str(meta.uid), attempt=attempt,
                             hostname=pod_hostname(str(meta.name), _spec_hostname(pod)), labels=labels,
-                            host_network=bool(pod.spec.host_network), port_mappings=ports)
+                            host_network=bool(pod.spec.host_network), port_mappings=ports, dns_config=dns_config)
 
 
 def _spec_hostname(pod: Pod) -> str | None:
@@ -158,8 +160,9 @@ class PodSyncer:
     """Drives one runtime for every pod of the node; holds only back-off bookkeeping."""
 
     def __init__(self, runtime: RuntimeService, recorder: EventRecorder, *, host_ip: str = "127.0.0.1",
-                 max_restart_period: float = BACKOFF_MAX) -> None:
+                 max_restart_period: float = BACKOFF_MAX, dns: DNSConfigurer | None = None) -> None:
         self.max_restart_period = max_restart_period
+        self.dns = dns or DNSConfigurer()
         self.runtime = runtime
         self.recorder = recorder
         self.host_ip = host_ip
@@ -177,8 +180,11 @@ class PodSyncer:
         attempt = latest.attempt + 1 if latest is not None else 0
         for old in sandboxes:
             await self.runtime.remove_pod_sandbox(old.id)
+        pod_dns = self.dns.pod_dns(pod)
+        for reason, message in pod_dns.warnings:
+            self.recorder.event(pod, EVENT_WARNING, reason, message)
         with child_span("RunPodSandbox", attempt=attempt):
-            sandbox_id = await self.runtime.run_pod_sandbox(_sandbox_config(pod, attempt))
+            sandbox_id = await self.runtime.run_pod_sandbox(_sandbox_config(pod, attempt, pod_dns.config))
         return await self.runtime.pod_sandbox_status(sandbox_id)
 
     async def sync(self, pod: Pod) -> SyncResult:
@@ -305,9 +311,10 @@ class PodSyncer:
                                  env=container_env(pod, spec, sandbox, self.host_ip),
                                  working_dir=spec.working_dir or "", attempt=attempt, labels=labels,
                                  **_resources(spec))
+        sandbox_config = _sandbox_config(pod, sandbox.attempt, self.dns.pod_dns(pod).config)
         try:
             with child_span("CreateContainer", container=name, image=image):
-                cid = await self.runtime.create_container(sandbox.id, config, _sandbox_config(pod, sandbox.attempt))
+                cid = await self.runtime.create_container(sandbox.id, config, sandbox_config)
             self.recorder.event(pod, EVENT_NORMAL, "Created", f"Created container {name}")
             with child_span("StartContainer", container=name):
                 await self.runtime.start_container(cid)

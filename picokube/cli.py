@@ -1,8 +1,8 @@
 """The `picokube` console script: run a local cluster (`up`, `down`, `status`) or one component.
 
-`picokube apiserver|controller-manager|scheduler|kubelet|proxy ARGS...` replaces itself with
+`picokube apiserver|controller-manager|scheduler|kubelet|proxy|dns ARGS...` replaces itself with
 `python -m <package> ARGS...` (packages `apiserver`, `controllers`, `scheduler`,
-`kubelet`, `proxy`), passing every argument through untouched, `--help` included, so each
+`kubelet`, `proxy`, `clusterdns`), passing every argument through untouched, `--help` included, so each
 component owns its own flags. The hidden `_supervise` command is how `up --detach` runs
 the supervisor in the background.
 
@@ -45,6 +45,7 @@ COMPONENT_PACKAGES = {
     "scheduler": "scheduler",
     "kubelet": "kubelet",
     "proxy": "proxy",
+    "dns": "clusterdns",
 }
 PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 

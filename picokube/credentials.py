@@ -5,9 +5,9 @@
   kubelets (`apiserver-kubelet-client`), one serving certificate per kubelet (for its
   node name and the addresses given), and `sa.key`, which signs ServiceAccount tokens;
 - `tokens.csv`: a bearer token for the admin, the controller-manager, the scheduler, the
-  proxies and each node (`system:node:<name>` in `system:nodes`);
+  proxies, the cluster DNS and each node (`system:node:<name>` in `system:nodes`);
 - `kubeconfig` (admin), `controller-manager.kubeconfig`, `scheduler.kubeconfig`,
-  `kube-proxy.kubeconfig` and `kubelet-<node>.kubeconfig`, each pointing at `server`.
+  `kube-proxy.kubeconfig`, `kube-dns.kubeconfig` and `kubelet-<node>.kubeconfig`, each pointing at `server`.
 
 Idempotent: what exists and is still valid is kept, so kubeconfigs handed out before keep
 working. `picokube up` and the compose init step both call it; they differ only in the
@@ -34,6 +34,7 @@ from picokube.pki import (
 from picokube.tokens import (
     ADMIN_USER,
     CONTROLLER_MANAGER_USER,
+    DNS_USER,
     PROXY_USER,
     SCHEDULER_USER,
     cluster_identities,
@@ -74,7 +75,7 @@ def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Seque
     entries = ensure_token_file(directory / "tokens.csv", cluster_identities(nodes))
     tokens = {user: e.token for user, e in entries.items()}
     users = {"admin": ADMIN_USER, "controller-manager": CONTROLLER_MANAGER_USER, "scheduler": SCHEDULER_USER,
-             "kube-proxy": PROXY_USER,
+             "kube-proxy": PROXY_USER, "kube-dns": DNS_USER,
              **{f"kubelet-{n}": node_user(n) for n in nodes}}
     for component, user in users.items():
         write_kubeconfig(kubeconfig_path(directory, component), server=server, ca_pem=pki.ca_pem(), user=user,

@@ -7,7 +7,8 @@ kube-apiserver's `--token-auth-file` is a CSV file, one identity a line:
 The fourth column is optional and is omitted for identities without groups. Each component
 of a picokube cluster has its own identity, as in kubeadm: `admin` (group `system:masters`),
 `system:kube-controller-manager`, `system:kube-scheduler`, `system:kube-proxy` (every node's
-proxy, as kubeadm's kube-proxy binds to `system:node-proxier`), and `system:node:<node>` (group
+proxy, as kubeadm's kube-proxy binds to `system:node-proxier`), `system:kube-dns` (the cluster
+DNS, bound to upstream's `system:kube-dns` role), and `system:node:<node>` (group
 `system:nodes`) per kubelet.
 
 Guarantees:
@@ -32,6 +33,7 @@ from picokube._files import write_file_atomic
 __all__ = [
     "ADMIN_USER",
     "CONTROLLER_MANAGER_USER",
+    "DNS_USER",
     "PROXY_USER",
     "SCHEDULER_USER",
     "Identity",
@@ -48,6 +50,7 @@ ADMIN_USER = "admin"
 CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
 SCHEDULER_USER = "system:kube-scheduler"
 PROXY_USER = "system:kube-proxy"
+DNS_USER = "system:kube-dns"
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ def cluster_identities(node_names: Iterable[str]) -> list[Identity]:
         Identity(CONTROLLER_MANAGER_USER),
         Identity(SCHEDULER_USER),
         Identity(PROXY_USER),
+        Identity(DNS_USER),
         *(Identity(node_user(n), ("system:nodes",)) for n in node_names),
     ]
 

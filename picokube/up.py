@@ -4,7 +4,7 @@ The steps, each idempotent so a second `up` on the same data dir reuses what the
 made: refuse when a cluster already runs for the data dir, check the ports, create the PKI,
 the token file and one kubeconfig per identity, save the resolved flags (`cluster.json`),
 then supervise etcd, the API server, the controller-manager, the scheduler, one kubelet
-per node and one proxy per node, in that order. etcd gates the API server (its client port must accept
+per node, one proxy per node and the cluster DNS, in that order. etcd gates the API server (its client port must accept
 connections) and the API server gates the rest (`/readyz` must answer 200).
 
 Foreground (`up`): this process is the supervisor and streams one line per event; Ctrl-C
@@ -17,6 +17,7 @@ Ready, prints a summary and exits 0, or prints why not, stops the cluster and ex
 from __future__ import annotations
 
 import functools
+import ipaddress
 import logging
 import os
 import site
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import kube
+from kube.netutil import host_address
 from picokube.config import ClusterConfig
 from picokube.containerd import containerd_available
 from picokube.credentials import issue_credentials
@@ -51,6 +53,7 @@ __all__ = ["UpError", "cleanup_proxy_rules", "component_specs", "prepare", "reso
 logger = logging.getLogger(__name__)
 
 SUPERVISOR_LOG = "supervisor.log"
+CLUSTER_DOMAIN = "cluster.local"
 
 
 class UpError(Exception):
@@ -167,9 +170,26 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             *(("--node-status-update-frequency", str(config.node_status_update_frequency))
               if config.node_status_update_frequency is not None else ()),
             *(("--max-container-restart-period", str(config.max_container_restart_period))
-              if config.max_container_restart_period is not None else ())))
+              if config.max_container_restart_period is not None else ()),
+            "--cluster-dns", cluster_dns_ip(config), "--cluster-domain", CLUSTER_DOMAIN))
     specs += proxy_specs(config, python_env=env, tracing=tracing)
+    specs.append(dns_spec(config, python_env=env, tracing=tracing))
     return specs
+
+
+def cluster_dns_ip(config: ClusterConfig) -> str:
+    """The kube-dns Service's address: the tenth of the service range (10.96.0.10), as kubeadm picks it."""
+    return str(ipaddress.ip_network(config.service_cluster_ip_range, strict=False)[10])
+
+
+def dns_spec(config: ClusterConfig, *, python_env: dict[str, str], tracing: tuple[str, ...]) -> ComponentSpec:
+    """The cluster DNS: on this host's own address (which pods on the CNI bridges reach through
+    their gateway), on a port it picks; it publishes that address and port as kube-dns's endpoints,
+    so a restart on another port is followed by the proxies."""
+    argv = (sys.executable, "-m", "clusterdns", "--kubeconfig", str(config.kubeconfig_for("kube-dns")),
+            "--cluster-domain", CLUSTER_DOMAIN, "--service-ip", cluster_dns_ip(config),
+            "--dns-bind-address", host_address(), "--dns-port", "0", *tracing)
+    return ComponentSpec("kube-dns", argv, env=python_env, cwd=config.data_dir)
 
 
 def proxy_specs(config: ClusterConfig, *, python_env: dict[str, str], tracing: tuple[str, ...]) -> list[ComponentSpec]:

@@ -2,7 +2,9 @@
 bootstrappolicy does: cluster-admin for system:masters; discovery and self-review for every
 authenticated user; health and version for everyone (system:public-info-viewer); service
 account issuer discovery for every service account; the controller-manager's,
-scheduler's and proxies' (system:node-proxier) roles; and the user-facing `admin`, `edit` and `view` roles.
+scheduler's and proxies' (system:node-proxier) roles; the cluster DNS's (system:kube-dns, plus a Role
+in kube-system to publish the kube-dns Service's endpoints); and the user-facing `admin`, `edit` and
+`view` roles.
 
 `admin`, `edit` and `view` carry no rules of their own: each has an aggregationRule, and the
 clusterrole-aggregation controller fills its rules from the ClusterRoles labelled
@@ -114,7 +116,7 @@ def _user_facing_roles() -> list[Obj]:
 
 
 def bootstrap_policy() -> list[tuple[str, Obj]]:
-    """(plural, object) pairs, roles before bindings."""
+    """(plural, object) pairs, roles before bindings; namespaced ones carry their namespace."""
     roles = [
         _cluster_role("cluster-admin", [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
                                         {"nonResourceURLs": ["*"], "verbs": ["*"]}]),
@@ -169,6 +171,11 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             _rule(["create", "patch", "update"], ["", "events.k8s.io"], ["events"]),
             _rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
         ]),
+        # What the cluster DNS reads (upstream's system:kube-dns, with EndpointSlices as CoreDNS's role has).
+        _cluster_role("system:kube-dns", [
+            _rule(["list", "watch"], [""], ["endpoints", "services"]),
+            _rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
+        ]),
         # Components send their spans to the API server's trace collector (apiserver/endpoints/traces.py).
         _cluster_role("system:picokube:trace-writer", [{"nonResourceURLs": ["/v1/traces"], "verbs": ["post"]}]),
         *_user_facing_roles(),
@@ -189,6 +196,32 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
                  ("Group", "system:nodes")),
         _binding("system:picokube:trace-writer", "system:picokube:trace-writer",
                  ("User", "system:kube-controller-manager"), ("User", "system:kube-scheduler"),
-                 ("User", "system:kube-proxy"), ("Group", "system:nodes")),
+                 ("User", "system:kube-proxy"), ("User", "system:kube-dns"), ("Group", "system:nodes")),
+        _kube_dns_binding(),
     ]
-    return [("clusterroles", r) for r in roles] + [("clusterrolebindings", b) for b in bindings]
+    return ([("clusterroles", r) for r in roles] + [("clusterrolebindings", b) for b in bindings]
+            + _kube_dns_publisher())
+
+
+def _kube_dns_binding() -> Obj:
+    """system:kube-dns for the kube-dns ServiceAccount (upstream's subject) and picokube's DNS user."""
+    binding = _binding("system:kube-dns", "system:kube-dns", ("User", "system:kube-dns"))
+    binding["subjects"].insert(0, {"kind": "ServiceAccount", "name": "kube-dns", "namespace": "kube-system"})
+    return binding
+
+
+def _kube_dns_publisher() -> list[tuple[str, Obj]]:
+    """A Role and RoleBinding in kube-system: the DNS server keeps the kube-dns Service and its
+    Endpoints and EndpointSlice (it runs as a process, not as the pods a selector would find)."""
+    name, names = "system:picokube:kube-dns", ["kube-dns"]
+    meta = {**_metadata(name), "namespace": "kube-system"}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta, "rules": [
+        _rule(["create"], [""], ["services", "endpoints"]),
+        _rule(["create"], ["discovery.k8s.io"], ["endpointslices"]),
+        {**_rule(["get", "update", "patch"], [""], ["services", "endpoints"]), "resourceNames": names},
+        {**_rule(["get", "update", "patch"], ["discovery.k8s.io"], ["endpointslices"]), "resourceNames": names},
+    ]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": dict(meta),
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:kube-dns"}]}
+    return [("roles", role), ("rolebindings", binding)]

@@ -6,6 +6,9 @@ Kubernetes' field paths and wording, every error at once:
   image, ports 1-65535 with protocol TCP/UDP/SCTP, env names set, imagePullPolicy enum;
 - resources: every quantity parses, and a request is not above its limit;
 - restartPolicy and dnsPolicy enums, non-negative terminationGracePeriodSeconds;
+- dnsConfig (validatePodDNSConfig): dnsPolicy None needs one with a nameserver; at most 3
+  nameservers, each an IP; at most 32 search domains, 2048 characters in all, each a
+  DNS-1123 subdomain (a trailing dot allowed); every option named;
 - on update, a pod's spec is immutable except container images, activeDeadlineSeconds,
   added tolerations and the scheduler's binding of spec.nodeName.
 """
@@ -16,6 +19,8 @@ import copy
 import re
 from typing import Any
 
+from apiserver.validation.field import invalid, required
+from apiserver.validation.network import check_dns1123_subdomain, check_ip
 from apiserver.validation.schema_checks import QUANTITY_FORMAT_MSG
 from kube.errors import FieldError
 from kube.quantity import parse_quantity
@@ -115,11 +120,49 @@ def validate_pod_spec(spec: Obj, path: str) -> list[FieldError]:
     _enum(errs, f"{path}.restartPolicy", spec.get("restartPolicy"), ("Always", "OnFailure", "Never"))
     _enum(errs, f"{path}.dnsPolicy", spec.get("dnsPolicy"), ("ClusterFirst", "ClusterFirstWithHostNet", "Default",
                                                             "None"))
+    _dns_config(errs, f"{path}.dnsConfig", spec.get("dnsConfig"), spec.get("dnsPolicy"))
     grace = spec.get("terminationGracePeriodSeconds")
     if isinstance(grace, int) and grace < 0:
         errs.append(FieldError(f"{path}.terminationGracePeriodSeconds",
                                f"Invalid value: {grace}: must be greater than or equal to 0"))
     return errs
+
+
+MAX_DNS_NAMESERVERS, MAX_DNS_SEARCH_PATHS, MAX_DNS_SEARCH_LIST_CHARS = 3, 32, 2048
+
+
+def _dns_config(errs: list[FieldError], path: str, config: Any, policy: Any) -> None:
+    if policy == "None":
+        if not isinstance(config, dict):
+            errs.append(required(path, "must provide `dnsConfig` when `dnsPolicy` is None"))
+            return
+        if not config.get("nameservers"):
+            errs.append(required(f"{path}.nameservers", "must provide at least one DNS nameserver when `dnsPolicy` "
+                                                        "is None"))
+            return
+    if not isinstance(config, dict):
+        return
+    servers = config.get("nameservers") or []
+    if isinstance(servers, list):
+        if len(servers) > MAX_DNS_NAMESERVERS:
+            errs.append(invalid(f"{path}.nameservers", servers,
+                                f"must not have more than {MAX_DNS_NAMESERVERS} nameservers"))
+        for i, server in enumerate(servers):
+            check_ip(errs, f"{path}.nameservers[{i}]", server)
+    searches = config.get("searches") or []
+    if isinstance(searches, list):
+        if len(searches) > MAX_DNS_SEARCH_PATHS:
+            errs.append(invalid(f"{path}.searches", searches,
+                                f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths"))
+        if len(" ".join(str(s) for s in searches)) > MAX_DNS_SEARCH_LIST_CHARS:
+            errs.append(invalid(f"{path}.searches", searches, f"must not have more than {MAX_DNS_SEARCH_LIST_CHARS} "
+                                                             "characters (including spaces) in the search list"))
+        for i, search in enumerate(searches):
+            check_dns1123_subdomain(errs, f"{path}.searches[{i}]",
+                                    search.removesuffix(".") if isinstance(search, str) else search)
+    for i, option in enumerate(config.get("options") or []):
+        if not isinstance(option, dict) or not option.get("name"):
+            errs.append(required(f"{path}.options[{i}]", "must not be empty"))
 
 
 def _mutable_view(spec: Obj, old_spec: Obj) -> Obj:

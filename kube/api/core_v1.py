@@ -47,6 +47,8 @@ __all__ = [
     "PodAffinity",
     "PodAffinityTerm",
     "PodCondition",
+    "PodDNSConfig",
+    "PodDNSConfigOption",
     "PodIP",
     "PodSpec",
     "PodStatus",
@@ -302,6 +304,21 @@ class TopologySpreadConstraint(KubeModel):
     match_label_keys: list[str] | None = None
 
 
+class PodDNSConfigOption(KubeModel):
+    """One resolv.conf option (`ndots` with value "2", or `edns0` with none)."""
+
+    name: str | None = None
+    value: str | None = None
+
+
+class PodDNSConfig(KubeModel):
+    """What a pod adds to (or, with dnsPolicy None, is the whole of) its resolv.conf."""
+
+    nameservers: list[str] | None = None
+    searches: list[str] | None = None
+    options: list[PodDNSConfigOption] | None = None
+
+
 class PodSpec(KubeModel):
     containers: list[Container] = Field(default_factory=list)
     init_containers: list[Container] | None = None
@@ -321,6 +338,8 @@ class PodSpec(KubeModel):
     overhead: dict[str, str] | None = None
     hostname: str | None = None
     subdomain: str | None = None
+    dns_policy: str | None = None
+    dns_config: PodDNSConfig | None = None
 
 
 class PodTemplateSpec(KubeModel):

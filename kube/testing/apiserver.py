@@ -15,7 +15,7 @@ with one of its identities: `with api.component("scheduler", log_path=p, identit
 Each test should use its own namespace or object names, since the module shares one server.
 The server may be stopped and started again (a restart keeps its port, prefix and PKI).
 
-Identities: "admin" (system:masters), "controller-manager", "scheduler", "proxy", and any node name
+Identities: "admin" (system:masters), "controller-manager", "scheduler", "proxy", "dns", and any node name
 passed in `nodes` (user system:node:<name>, group system:nodes).
 """
 
@@ -40,6 +40,7 @@ from picokube.pki import ensure_cluster_pki
 from picokube.tokens import (
     ADMIN_USER,
     CONTROLLER_MANAGER_USER,
+    DNS_USER,
     PROXY_USER,
     SCHEDULER_USER,
     cluster_identities,
@@ -50,7 +51,7 @@ from picokube.tokens import (
 __all__ = ["ApiServerHarness"]
 
 _ALIASES = {"admin": ADMIN_USER, "controller-manager": CONTROLLER_MANAGER_USER, "scheduler": SCHEDULER_USER,
-            "proxy": PROXY_USER}
+            "proxy": PROXY_USER, "dns": DNS_USER}
 
 
 class ApiServerHarness:

@@ -9,8 +9,10 @@ it reads the container's `command` + `args` as a program:
   it is stopped.
 
 A SCRIPT is statements separated by `;`, `&&`, `||` or newlines. Known statements:
-`sleep SECONDS` (or `sleep infinity`), `echo TEXT` (a log line), `true`/`:`, `false`,
-`exit [CODE]`. `&&` and `||` short-circuit as in sh. When the script ends the container exits
+`sleep SECONDS` (or `sleep infinity`), `echo TEXT` (a log line), `cat FILE...` (one log
+line per line of each file the runtime gives the container, such as the /etc/resolv.conf
+built from the sandbox's DNS config; a missing file is busybox's error and status 1),
+`true`/`:`, `false`, `exit [CODE]`. `&&` and `||` short-circuit as in sh. When the script ends the container exits
 with the status of the last statement. A statement it does not know (`while`, `nginx`, ...)
 means "keeps running from here on", so real-looking long-running scripts stay up.
 
@@ -23,12 +25,13 @@ from __future__ import annotations
 import math
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 __all__ = ["Program", "interpret"]
 
 _SHELLS = {"sh", "bash", "ash", "dash"}
-_SINGLE = {"sleep", "echo", "true", "false", ":", "exit"}
+_SINGLE = {"sleep", "echo", "cat", "true", "false", ":", "exit"}
 _SEPARATORS = {";", "&&", "||"}
 
 
@@ -48,18 +51,19 @@ class Program:
 FOREVER = Program()
 
 
-def interpret(command: tuple[str, ...] | list[str], args: tuple[str, ...] | list[str] = ()) -> Program:
-    """Decide what a container with this command line does; never raises."""
+def interpret(command: tuple[str, ...] | list[str], args: tuple[str, ...] | list[str] = (), *,
+              files: Mapping[str, str] | None = None) -> Program:
+    """Decide what a container with this command line does; never raises. `files` is what `cat` reads."""
     argv = [*command, *args]
     if not argv:
         return FOREVER
     prog = os.path.basename(argv[0])
     if prog in _SHELLS:
         if len(argv) >= 3 and argv[1] == "-c":
-            return _run_script(argv[2])
+            return _run_script(argv[2], files or {})
         return FOREVER
     if prog in _SINGLE:
-        return _run([(None, [prog, *argv[1:]])])
+        return _run([(None, [prog, *argv[1:]])], files or {})
     return FOREVER
 
 
@@ -88,12 +92,23 @@ def _split(script: str) -> list[tuple[str | None, list[str]]] | None:
     return statements
 
 
-def _run_script(script: str) -> Program:
+def _run_script(script: str, files: Mapping[str, str]) -> Program:
     statements = _split(script)
-    return FOREVER if statements is None else _run(statements)
+    return FOREVER if statements is None else _run(statements, files)
 
 
-def _run(statements: list[tuple[str | None, list[str]]]) -> Program:
+def _cat(paths: list[str], files: Mapping[str, str], t: float, output: list[tuple[float, str]]) -> int:
+    status = 0
+    for path in paths:
+        if path not in files:
+            output.append((t, f"cat: can't open '{path}': No such file or directory"))
+            status = 1
+            continue
+        output.extend((t, line) for line in files[path].splitlines())
+    return status
+
+
+def _run(statements: list[tuple[str | None, list[str]]], files: Mapping[str, str]) -> Program:
     t, status = 0.0, 0
     output: list[tuple[float, str]] = []
     for sep, words in statements:
@@ -103,6 +118,8 @@ def _run(statements: list[tuple[str | None, list[str]]]) -> Program:
         if cmd == "echo":
             output.append((t, " ".join(rest)))
             status = 0
+        elif cmd == "cat":
+            status = _cat(rest, files, t, output)
         elif cmd in ("true", ":"):
             status = 0
         elif cmd == "false":

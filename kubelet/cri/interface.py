@@ -25,7 +25,8 @@ from typing import Protocol
 
 __all__ = [
     "POD_UID_LABEL", "POD_NAME_LABEL", "POD_NAMESPACE_LABEL", "CONTAINER_NAME_LABEL",
-    "ContainerState", "SandboxState", "PodSandboxConfig", "PortMappingSpec", "ContainerConfig", "PodSandbox",
+    "ContainerState", "SandboxState", "DNSConfig", "PodSandboxConfig", "PortMappingSpec", "ContainerConfig",
+    "PodSandbox",
     "ContainerInfo", "ImageInfo", "RuntimeVersion", "RuntimeService", "CRIError", "NotFoundError", "ImagePullError",
 ]
 
@@ -70,8 +71,23 @@ class PortMappingSpec:
 
 
 @dataclass(frozen=True)
+class DNSConfig:
+    """The pod's resolv.conf as the CRI's DNSConfig carries it; all empty: the runtime copies the host's."""
+
+    servers: tuple[str, ...] = ()
+    searches: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+
+    def resolv_conf(self) -> str:
+        """The file the runtime writes, in containerd's layout (search, nameserver lines, options)."""
+        text = f"search {' '.join(self.searches)}\n" if self.searches else ""
+        text += "".join(f"nameserver {s}\n" for s in self.servers)
+        return text + (f"options {' '.join(self.options)}\n" if self.options else "")
+
+
+@dataclass(frozen=True)
 class PodSandboxConfig:
-    """What `run_pod_sandbox` needs: the pod's identity, its attempt, labels and networking."""
+    """What `run_pod_sandbox` needs: the pod's identity, its attempt, labels, networking and DNS."""
 
     name: str
     namespace: str
@@ -82,6 +98,7 @@ class PodSandboxConfig:
     annotations: Mapping[str, str] = field(default_factory=dict)
     host_network: bool = False
     port_mappings: tuple[PortMappingSpec, ...] = ()
+    dns_config: DNSConfig | None = None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from kubelet.cri.interface import (
     ContainerInfo,
     ContainerState,
     CRIError,
+    DNSConfig,
     ImageInfo,
     ImagePullError,
     NotFoundError,
@@ -43,6 +44,13 @@ _SANDBOX_STATES = {pb.SANDBOX_READY: SandboxState.READY, pb.SANDBOX_NOTREADY: Sa
 _CONTAINER_STATES = {pb.CONTAINER_CREATED: ContainerState.CREATED, pb.CONTAINER_RUNNING: ContainerState.RUNNING,
                      pb.CONTAINER_EXITED: ContainerState.EXITED, pb.CONTAINER_UNKNOWN: ContainerState.UNKNOWN}
 _PROTOCOLS = {"TCP": pb.TCP, "UDP": pb.UDP, "SCTP": pb.SCTP}
+
+
+def _dns_config(config: DNSConfig | None) -> pb.DNSConfig | None:
+    """The CRI DNSConfig; None (unset) lets the runtime copy the host's resolv.conf."""
+    if config is None:
+        return None
+    return pb.DNSConfig(servers=list(config.servers), searches=list(config.searches), options=list(config.options))
 
 
 def _seconds(ns: int) -> float | None:
@@ -87,6 +95,7 @@ class RemoteRuntime:
             metadata=pb.PodSandboxMetadata(name=config.name, uid=config.uid, namespace=config.namespace,
                                            attempt=config.attempt),
             hostname="" if host_network else config.hostname, log_directory=str(log_dir),
+            dns_config=_dns_config(config.dns_config),
             port_mappings=[pb.PortMapping(protocol=_PROTOCOLS.get(p.protocol, pb.TCP), container_port=p.container_port,
                                           host_port=p.host_port, host_ip=p.host_ip) for p in config.port_mappings],
             labels=dict(config.labels), annotations=dict(config.annotations),

@@ -18,7 +18,9 @@ Behaviour, all driven by the injected `Clock` so tests can advance time:
 - sandbox IPs come from `pod_cidr` (the network and the first host, the gateway, are never
   handed out) and go back to the pool when the sandbox stops;
 - each container keeps log lines (`container_logs`): `started <name> with image <image>`,
-  then whatever its script `echo`es, for the pods/log feature.
+  then whatever its script `echo`es or `cat`s, for the pods/log feature; the files it can
+  `cat` are its sandbox's /etc/resolv.conf (rendered from the sandbox's DNS config as
+  containerd writes it) and /etc/hostname.
 Everything lives in memory: a new instance (a restarted kubelet) starts empty.
 """
 
@@ -32,6 +34,7 @@ import secrets
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kube.clock import Clock, RealClock
 from kubelet.cri._script import Program, interpret
@@ -50,12 +53,13 @@ from kubelet.cri.interface import (
 )
 from kubelet.cri.logformat import LogLine
 
-__all__ = ["SimulatedRuntime", "LogLine", "normalize_image", "RUNTIME_NAME", "RUNTIME_VERSION"]
+__all__ = ["SimulatedRuntime", "LogLine", "normalize_image", "sandbox_files", "RUNTIME_NAME", "RUNTIME_VERSION"]
 
 logger = logging.getLogger(__name__)
 
 RUNTIME_NAME = "simulated"
 RUNTIME_VERSION = "0.1"
+HOST_RESOLV_CONF = "/etc/resolv.conf"
 STOP_SIGNAL_EXIT_CODE = 143  # 128 + SIGTERM: a process that honours the stop signal
 _IMAGE_SIZE = 10 * 1024 * 1024
 
@@ -75,6 +79,18 @@ def normalize_image(image: str) -> str:
 
 def _registry_host(reference: str) -> str:
     return reference.split("/", 1)[0].split(":", 1)[0]
+
+
+def sandbox_files(config: PodSandboxConfig) -> dict[str, str]:
+    """The files a sandbox gives its containers: /etc/resolv.conf from its DNS config (the host's when
+    that is empty, as containerd does) and /etc/hostname."""
+    resolv = config.dns_config.resolv_conf() if config.dns_config is not None else ""
+    if not resolv:
+        try:
+            resolv = Path(HOST_RESOLV_CONF).read_text(errors="replace")
+        except OSError:
+            resolv = ""
+    return {"/etc/resolv.conf": resolv, "/etc/hostname": f"{config.hostname}\n"}
 
 
 @dataclass
@@ -203,7 +219,7 @@ class SimulatedRuntime:
         if image is None:
             raise CRIError(f"image {config.image!r} is not present on the node")
         ref = normalize_image(config.image)
-        program = interpret(config.command, config.args)
+        program = interpret(config.command, config.args, files=sandbox_files(sandbox.config))
         if ref in self.exit_codes:
             program = Program(program.output, 0.0, self.exit_codes[ref])
         container = _Container(secrets.token_hex(32), pod_sandbox_id, config, image, program, self._now(),

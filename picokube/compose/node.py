@@ -11,7 +11,8 @@ file for the capabilities and security options the node service needs):
    keep pod-to-pod traffic inside `--cluster-cidr` out of the bridge's masquerade, so a pod
    on one node reaches a pod on another by IP and sees its real address;
 4. start containerd, wait for it, import the locally built busybox and pause images;
-5. run the kubelet against it, and the node's proxy (`python -m proxy`, iptables mode, the
+5. run the kubelet against it (pods' resolv.conf naming the cluster DNS at `--cluster-dns`,
+   the kube-dns Service's address), and the node's proxy (`python -m proxy`, iptables mode, the
    node container's own network namespace), until any of them exits: then stop the others
    and exit non-zero, so `restart: unless-stopped` brings the whole node back. SIGTERM
    stops all three cleanly (the proxy removes its rules).
@@ -94,7 +95,8 @@ def kubelet_argv(a: argparse.Namespace) -> list[str]:
             "--pod-cidr", a.pod_subnet, "--address", a.node_ip, "--port", str(a.kubelet_port),
             "--tls-cert-file", str(pki / f"kubelet-{a.node_name}.crt"),
             "--tls-private-key-file", str(pki / f"kubelet-{a.node_name}.key"),
-            "--client-ca-file", str(pki / "ca.crt"), *a.kubelet_arg]
+            "--client-ca-file", str(pki / "ca.crt"), "--cluster-dns", a.cluster_dns,
+            "--cluster-domain", a.cluster_domain, *a.kubelet_arg]
 
 
 def proxy_argv(a: argparse.Namespace) -> list[str]:
@@ -112,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--route", action="append", default=[], help="SUBNET=IP: another node's pod subnet")
     p.add_argument("--config-dir", type=Path, default=CONFIG_DIR)
     p.add_argument("--kubelet-port", type=int, default=10250)
+    p.add_argument("--cluster-dns", default="10.96.0.10", help="the kube-dns Service's address")
+    p.add_argument("--cluster-domain", default="cluster.local")
     p.add_argument("--kubelet-arg", action="append", default=[], help="one more kubelet flag (repeatable)")
     p.add_argument("--proxy-arg", action="append", default=[], help="one more proxy flag (repeatable)")
     a = p.parse_args(argv)

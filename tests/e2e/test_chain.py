@@ -114,7 +114,7 @@ def test_status_reports_every_component(cluster: Any) -> None:
     assert status["kubeconfig"] == str(cluster.kubeconfig)
     names = {c["name"] for c in status["components"]}
     assert {"etcd", "apiserver", "controller-manager", "scheduler", "kubelet-node-1", "kubelet-node-2",
-            "kube-proxy-node-1", "kube-proxy-node-2"} <= names
+            "kube-proxy-node-1", "kube-proxy-node-2", "kube-dns"} <= names
     assert all(c["alive"] for c in status["components"])
     nodes = cluster.kubectl("get", "nodes")
     assert nodes.returncode == 0 and "node-1" in nodes.stdout and "node-2" in nodes.stdout

@@ -20,6 +20,7 @@ import pytest
 
 from kube.testing.cluster import Cluster
 from kube.testing.eventually import eventually_sync
+from kubelet.dns import parse_resolv_conf
 from picokube.containerd import containerd_available
 from picokube.images import build_busybox_image
 
@@ -92,6 +93,27 @@ def test_a_pod_with_a_long_name_gets_a_63_character_hostname(cluster: Cluster, n
     cluster.kubectl_ok("apply", "-f", "-", stdin=manifest)
     wait_for(cluster, ns, name, running, "Running with a truncated hostname")
     assert cluster.kubectl_ok("logs", name, "-n", ns).split() == ["h" * 62]
+
+
+def test_a_pods_resolv_conf_names_the_cluster_dns_or_its_own_dns_config(cluster: Cluster, ns: str) -> None:
+    cluster.kubectl_ok("apply", "-f", "-", stdin=pod("resolv", ns, "cat /etc/resolv.conf; sleep 3600"))
+    own = pod("own-dns", ns, "cat /etc/resolv.conf; sleep 3600", node="node-2", extra="""\
+  dnsPolicy: None
+  dnsConfig:
+    nameservers: [1.1.1.1]
+    searches: [example.com]
+    options: [{name: ndots, value: "2"}, {name: edns0}]
+""")
+    cluster.kubectl_ok("apply", "-f", "-", stdin=own)
+    wait_for(cluster, ns, "resolv", running, "Running")
+    wait_for(cluster, ns, "own-dns", running, "Running")
+    host_searches = parse_resolv_conf(Path("/etc/resolv.conf").read_text()).searches
+    searches = " ".join(dict.fromkeys((f"{ns}.svc.cluster.local", "svc.cluster.local", "cluster.local",
+                                       *host_searches)))
+    assert cluster.kubectl_ok("logs", "resolv", "-n", ns).splitlines() == [
+        f"search {searches}", "nameserver 10.96.0.10", "options ndots:5"]
+    assert cluster.kubectl_ok("logs", "own-dns", "-n", ns).splitlines() == [
+        "search example.com", "nameserver 1.1.1.1", "options ndots:2 edns0"]
 
 
 def test_cri_nodes_report_the_machines_capacity(cluster: Cluster) -> None:

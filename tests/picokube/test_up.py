@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from kube.netutil import host_address
 from kube.testing.ports import free_port
 from picokube.config import ClusterConfig
 from picokube.state import cluster_lock
@@ -24,7 +25,7 @@ def test_prepare_writes_every_file_and_reuses_credentials(tmp_path: Path) -> Non
     tokens = prepare(config)
 
     for name in ("kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig", "kube-proxy.kubeconfig",
-                 "kubelet-node-1.kubeconfig", "kubelet-node-2.kubeconfig", "tokens.csv"):
+                 "kube-dns.kubeconfig", "kubelet-node-1.kubeconfig", "kubelet-node-2.kubeconfig", "tokens.csv"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
     for name in ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key"):
         assert (tmp_path / "pki" / name).exists()
@@ -48,7 +49,7 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
     specs = {s.name: s for s in component_specs(config)}
 
     assert list(specs) == ["etcd", "apiserver", "controller-manager", "scheduler",
-                           "kubelet-node-1", "kubelet-node-2", "kube-proxy-node-1", "kube-proxy-node-2"]
+                           "kubelet-node-1", "kubelet-node-2", "kube-proxy-node-1", "kube-proxy-node-2", "kube-dns"]
     assert "--listen-client-urls=http://127.0.0.1:7379" in specs["etcd"].argv
     assert "--listen-peer-urls=http://127.0.0.1:7380" in specs["etcd"].argv
     assert specs["apiserver"].argv == (
@@ -71,12 +72,16 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--node-name", "node-2", "--runtime", "simulated", "--node-capacity", "cpu=2,memory=4Gi,pods=20",
         "--pod-cidr", "10.244.2.0/24", "--tls-cert-file", f"{tmp_path}/pki/kubelet-node-2.crt",
         "--tls-private-key-file", f"{tmp_path}/pki/kubelet-node-2.key", "--client-ca-file", f"{tmp_path}/pki/ca.crt",
-        *TRACING)
+        *TRACING, "--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local")
     assert specs["kube-proxy-node-2"].argv == (
         sys.executable, "-m", "proxy", "--kubeconfig", f"{tmp_path}/kube-proxy.kubeconfig",
         "--hostname-override", "node-2", "--proxy-mode", "simulated", "--cluster-cidr", "10.244.0.0/16",
         "--healthz-bind-address", "127.0.0.1:0", "--status-file", f"{tmp_path}/proxy/node-2.json", *TRACING)
     assert specs["kube-proxy-node-1"].after_stop is None  # nothing to clean up on simulated nodes
+    assert specs["kube-dns"].argv == (
+        sys.executable, "-m", "clusterdns", "--kubeconfig", f"{tmp_path}/kube-dns.kubeconfig",
+        "--cluster-domain", "cluster.local", "--service-ip", "10.96.0.10", "--dns-bind-address", host_address(),
+        "--dns-port", "0", *TRACING)
     assert specs["etcd"].ready is not None and specs["apiserver"].ready is not None
 
 
