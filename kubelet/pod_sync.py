@@ -81,8 +81,7 @@ def _sandbox_config(pod: Pod, attempt: int, dns_config: DNSConfig | None = None)
 
 
 def _spec_hostname(pod: Pod) -> str | None:
-    value = (pod.spec.model_extra or {}).get("hostname")
-    return value if isinstance(value, str) and value else None
+    return pod.spec.hostname or None
 
 
 _FIELD_REFS = {
