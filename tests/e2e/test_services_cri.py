@@ -155,6 +155,59 @@ def test_a_pod_that_turns_not_ready_stops_receiving_through_the_controllers_slic
     assert {fetch(url) for _ in range(20)} == {"echo-1"}
 
 
+def test_pods_on_both_nodes_reach_a_deployment_by_its_name(cluster: Cluster, ns: str) -> None:
+    """Cluster DNS through the proxy: resolv.conf names 10.96.0.10, which the proxy sends to the DNS."""
+    serve = "mkdir -p /tmp/www && hostname > /tmp/www/index.html && exec httpd -f -p 8080 -h /tmp/www"
+    web = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": ns}, "spec": {
+        "replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+                "name": "web", "image": "busybox", "imagePullPolicy": "IfNotPresent", "command": ["sh", "-c", serve],
+                "ports": [{"name": "http", "containerPort": 8080}],
+                "readinessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1}}]}}}}
+    apply(cluster, web)
+    cluster.kubectl_ok("expose", "deployment", "web", "-n", ns, "--port", "80", "--target-port", "http")
+    apply(cluster, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "peers", "namespace": ns},
+                    "spec": {"clusterIP": "None", "selector": {"app": "web"}, "ports": [{"port": 8080}]}})
+    cluster_ip = json.loads(cluster.kubectl_ok("get", "svc", "web", "-n", ns, "-o", "json"))["spec"]["clusterIP"]
+    name = f"web.{ns}.svc.cluster.local"
+    # busybox's own resolver (nslookup) finds the address; nc then connects to it.
+    client = ("get() { printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 $1 $2 | tail -n 1; }; "
+              "resolve() { nslookup $1 | awk '/^Address/ {a=$NF} END {print a}'; }; "
+              f"while true; do echo dns=$(resolve {name}); echo byname=$(get $(resolve {name}) 80); "
+              f"echo short=$(get $(resolve web) 80); echo ip=$(get {cluster_ip} 80); "
+              f"for a in $(nslookup peers.{ns}.svc.cluster.local | awk '/^Address/ {{print $NF}}' | tail -n +2); "
+              "do echo peer=$a; done; sleep 0.5; done")
+    for node in ("node-1", "node-2"):
+        apply(cluster, pod(f"client-{node}", ns, client, node=node))
+    pods = json.loads(cluster.kubectl_ok("get", "pods", "-n", ns, "-l", "app=web", "-o", "json"))["items"]
+    names = {p["metadata"]["name"] for p in pods}
+    assert len(names) == 2
+
+    def reached(node: str) -> set[str] | None:
+        lines = set(cluster.kubectl_ok("logs", f"client-{node}", "-n", ns).split())
+        ips = {p["status"].get("podIP") for p in json.loads(
+            cluster.kubectl_ok("get", "pods", "-n", ns, "-l", "app=web", "-o", "json"))["items"]}
+        wanted = {f"dns={cluster_ip}", *(f"{how}={n}" for how in ("byname", "short", "ip") for n in names),
+                  *(f"peer={ip}" for ip in ips)}
+        return lines if wanted <= lines else None
+
+    for node in ("node-1", "node-2"):
+        eventually_sync(functools.partial(reached, node), timeout=90, interval=1,
+                        message=f"a pod on {node} reaches both web pods by name, short name and cluster IP")
+
+    # Scaling changes the endpoints; deleting the Service frees its address for another.
+    cluster.kubectl_ok("scale", "deployment", "web", "-n", ns, "--replicas", "3")
+    eventually_sync(lambda: len(json.loads(cluster.kubectl_ok(
+        "get", "endpointslices", "-n", ns, "-l", "kubernetes.io/service-name=web", "-o", "json"))["items"][0]
+        .get("endpoints") or []) == 3, timeout=60, interval=0.5, message="three endpoints")
+    cluster.kubectl_ok("delete", "service", "web", "-n", ns)
+    eventually_sync(lambda: f"{ns}/web" not in nat_rules(), timeout=30, interval=0.3, message="rules removed")
+    again = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "again", "namespace": ns},
+             "spec": {"clusterIP": cluster_ip, "selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]}}
+    apply(cluster, again)  # the freed address is given out again
+
+
 def test_down_removes_every_rule(cluster: Cluster) -> None:
     """Last in the module: `down` (which the fixture repeats harmlessly) leaves no KUBE- chain."""
     status = json.loads(cluster.picokube("status", "-o", "json").stdout)
