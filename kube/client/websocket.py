@@ -121,7 +121,11 @@ async def connect_websocket(config: ClientConfig, path: str, params: Sequence[tu
     status, body = 0, b""
     while True:
         data = await reader.read(65536)
-        conn.receive_data(data or None)
+        try:
+            conn.receive_data(data or None)
+        except RemoteProtocolError as e:
+            writer.close()
+            raise ConnectionResetError(f"the upgrade to a WebSocket failed: {e}") from None
         for event in conn.events():
             if isinstance(event, AcceptConnection):
                 return ChannelWebSocket(conn, reader, writer, event.subprotocol or "")
