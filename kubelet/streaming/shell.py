@@ -216,7 +216,8 @@ class Shell:
 
 def _statements(script: str) -> list[tuple[str | None, list[str]]]:
     """Statements with the separator before each; ValueError on what the subset cannot read."""
-    lexer = shlex.shlex(script.replace("\n", ";"), posix=True, punctuation_chars=";&|>")
+    script = re.sub(r"(^|\s)1>&2", r"\1>&2", script.replace("\n", ";"))  # `1>&2` is `>&2`; `echo 1 >&2` is not
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=";&|>")
     lexer.whitespace_split = True
     tokens = list(lexer)
     statements: list[tuple[str | None, list[str]]] = []
@@ -225,12 +226,8 @@ def _statements(script: str) -> list[tuple[str | None, list[str]]]:
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok in (">&", "1>&") and i + 1 < len(tokens) and tokens[i + 1] == "2":
+        if tok == ">&" and i + 1 < len(tokens) and tokens[i + 1] == "2":
             words.append(">&2")
-            i += 2
-            continue
-        if words and words[-1] == "1" and tok == ">&" and i + 1 < len(tokens) and tokens[i + 1] == "2":
-            words[-1] = ">&2"
             i += 2
             continue
         if tok in (";", "&&", "||"):
