@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import httpx
 import pytest
 import pytest_asyncio
 import websocket
@@ -312,3 +313,10 @@ async def test_port_forward_tunnelled_in_a_websocket_echoes(node: Node) -> None:
         ws.close()
         return got
     assert await asyncio.to_thread(run) == b"raw bytes"
+
+
+async def test_other_paths_still_reach_the_app(node: Node) -> None:
+    async with httpx.AsyncClient(verify=node.ssl()) as client:
+        logs = await client.get(f"https://127.0.0.1:{node.port}/containerLogs/default/web/main")
+        assert logs.status_code == 200 and logs.text.startswith("started main with image busybox")
+        assert (await client.get(f"https://127.0.0.1:{node.port}/healthz")).text == "ok"
