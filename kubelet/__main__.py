@@ -28,6 +28,8 @@ from kubelet.kubelet import Kubelet
 from kubelet.logs import ContainerLogSource
 from kubelet.machine import allocatable_from, machine_capacity
 from kubelet.server import KubeletServer
+from kubelet.streaming import ProtocolStreamingHandler, StreamingHandler
+from kubelet.streaming.simulated import SimulatedStreamingRuntime
 
 PROG = "python -m kubelet"
 SIMULATED_CAPACITY = "cpu=4,memory=8Gi,pods=110"
@@ -168,6 +170,13 @@ async def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str
         RUNTIME_VERSION
 
 
+def streaming_handler(runtime: RuntimeService) -> StreamingHandler | None:
+    """Who serves exec, attach and port-forward: the protocols spoken here for a simulated runtime."""
+    if isinstance(runtime, SimulatedRuntime):
+        return ProtocolStreamingHandler(SimulatedStreamingRuntime(runtime))
+    return None
+
+
 async def run(config: KubeletConfig, count: int = 0, prefix: str = "hollow-") -> None:
     """Run one kubelet (or `count` hollow nodes) until cancelled."""
     client_config = load_kubeconfig(config.kubeconfig)
@@ -179,7 +188,7 @@ async def run(config: KubeletConfig, count: int = 0, prefix: str = "hollow-") ->
     runtime, name, version = await build_runtime(config)
     server = KubeletServer(ContainerLogSource(runtime), address=config.address, port=config.port,
                            cert_file=config.tls_cert_file, key_file=config.tls_private_key_file,
-                           client_ca_file=config.client_ca_file)
+                           client_ca_file=config.client_ca_file, streaming=streaming_handler(runtime))
     port = server.bind()
     async with RESTClient(client_config, user_agent=USER_AGENT, field_manager=FIELD_MANAGER) as client:
         kubelet = Kubelet(config, client, runtime, runtime_name=name, runtime_version=version, kubelet_port=port)

@@ -1,4 +1,4 @@
-"""The kubelet's HTTPS server: `/healthz` and `/containerLogs`, the API server's pods/log backend.
+"""The kubelet's HTTPS server: `/healthz`, `/containerLogs` (pods/log) and the streaming endpoints.
 
 Mirrors kubelet/server/server.go for the one call picokube's API server makes:
 `GET /containerLogs/{namespace}/{pod}/{container}` with `follow`, `tailLines`, `timestamps`,
@@ -7,6 +7,9 @@ unknown pod or container). When a client CA is configured, clients must present 
 certificate it signed (the API server's kubelet-client certificate), as upstream's
 `--client-ca-file` demands. The socket is bound before the Node registers, so the Node
 publishes the real port in `status.daemonEndpoints.kubeletEndpoint.Port`.
+`/exec`, `/attach` and `/portForward` (pods/exec, pods/attach, pods/portforward) are HTTP
+upgrades, taken off the connection before the app and served by the `streaming` handler
+(see `kubelet.streaming`); without one they are 404 like any unknown path.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from starlette.routing import Route
 
 from kube.timeutil import format_rfc3339_nano, utc_now
 from kubelet.logs import ContainerLogSource, LogNotFound
+from kubelet.streaming import StreamingHandler, streaming_http_protocol
 
 __all__ = ["KubeletServer"]
 
@@ -40,8 +44,11 @@ class KubeletServer:
     """Serves one node's endpoints; `bind()` first (to learn the port), then `serve()`."""
 
     def __init__(self, logs: ContainerLogSource, *, address: str, port: int, cert_file: str | None,
-                 key_file: str | None, client_ca_file: str | None, healthy: Callable[[], bool] = lambda: True) -> None:
+                 key_file: str | None, client_ca_file: str | None, healthy: Callable[[], bool] = lambda: True,
+                 streaming: StreamingHandler | None = None) -> None:
+        """With `streaming`, /exec, /attach and /portForward are served by it (see kubelet.streaming)."""
         self.logs = logs
+        self.streaming = streaming
         self.address, self.port = address, port
         self.cert_file, self.key_file, self.client_ca_file = cert_file, key_file, client_ca_file
         self.healthy = healthy
@@ -123,6 +130,8 @@ class KubeletServer:
             kwargs.update(ssl_certfile=self.cert_file, ssl_keyfile=self.key_file)
             if self.client_ca_file:
                 kwargs.update(ssl_ca_certs=self.client_ca_file, ssl_cert_reqs=ssl.CERT_REQUIRED)
+        if self.streaming is not None:
+            kwargs.update(http=streaming_http_protocol(self.streaming), ws="none")
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=1, **kwargs)  # type: ignore[arg-type]
         config.load()

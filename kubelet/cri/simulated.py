@@ -329,6 +329,25 @@ class SimulatedRuntime:
         until = self._now() if finished_at is None else finished_at
         return [line for line in self._logs[c.id] if line.time <= until]
 
+    def container_config(self, container_id: str) -> ContainerConfig:
+        """The config the container was created with (its env for exec); NotFoundError when gone."""
+        return self._container(container_id).config
+
+    def container_state(self, container_id: str) -> ContainerState:
+        return self._state(self._container(container_id))[0]
+
+    def container_exit_code(self, container_id: str) -> int | None:
+        return self._state(self._container(container_id))[2]
+
+    def sandbox_hostname(self, pod_sandbox_id: str) -> str:
+        """The pod's hostname (`spec.hostname`, else its name), as its containers see it."""
+        config = self._sandbox(pod_sandbox_id).config
+        return config.hostname or config.name
+
+    def sandbox_ip(self, pod_sandbox_id: str) -> str | None:
+        sandbox = self._sandboxes.get(pod_sandbox_id)
+        return sandbox.ip if sandbox is not None else None
+
 
 def _matches(have: Mapping[str, str], want: Mapping[str, str] | None) -> bool:
     return not want or all(have.get(k) == v for k, v in want.items())
