@@ -41,7 +41,7 @@ def test_token_file_is_kube_apiserver_csv(tmp_path: Path) -> None:
     entries = ensure_token_file(path, cluster_identities(["node-1", "node-2"]))
 
     lines = path.read_text().splitlines()
-    assert len(lines) == 6
+    assert len(lines) == 7  # admin, controller-manager, scheduler, proxy, DNS, two nodes
     admin = entries["admin"]
     assert lines[0] == f'{admin.token},admin,{admin.uid},"system:masters"'
     parsed = {e.user: e for e in read_token_file(path)}
@@ -49,8 +49,9 @@ def test_token_file_is_kube_apiserver_csv(tmp_path: Path) -> None:
     assert parsed["system:kube-controller-manager"].groups == ()
     assert parsed["system:kube-scheduler"].groups == ()
     assert parsed["system:kube-proxy"].groups == ()
+    assert parsed["system:kube-dns"].groups == ()
     assert parsed["system:node:node-2"].groups == ("system:nodes",)
-    assert len({e.token for e in parsed.values()}) == 6
+    assert len({e.token for e in parsed.values()}) == len(lines)  # every identity its own token
     assert all(len(e.token) >= 43 for e in parsed.values())  # 32 random bytes, base64
     assert path.stat().st_mode & 0o777 == 0o600
 
