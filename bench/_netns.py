@@ -40,7 +40,7 @@ def enter_private_netns() -> str | None:
     but could not be set up (no `ip`): the thread is then in it, and it is no place to run.
     """
     if os.geteuid() != 0:
-        return "a private network namespace needs root"
+        return "not root"
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(CLONE_NEWNET) != 0:
         return f"unshare(CLONE_NEWNET): {os.strerror(ctypes.get_errno())}"

@@ -200,7 +200,7 @@ async def _measure(api: ApiServerHarness, proxy: ProxyUnderTest, *, mode: str, s
             "programmed_after_last_write_s": round(ended - last_write, 2),
             "sync_p50_s": round(sync, 3), "endpoint_change_programmed_p50_s": round(statistics.median(latencies), 3),
             "render_s": round(render, 3), "restore_floor_s": round(restore, 3) if restore is not None else None,
-            "sync_floor_s": round(floor, 3), "sync_to_floor_ratio": round(sync / floor, 2)}
+            "sync_floor_s": round(floor, 3), "sync_to_floor_ratio": round(sync / floor, 2) if floor > 0 else None}
 
 
 def measure_proxy_sync(workdir: Path, etcd_endpoint: str, *, mode: str, services: int, endpoints: int,
