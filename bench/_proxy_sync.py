@@ -143,18 +143,17 @@ async def render_current(client: RESTClient) -> tuple[RuleSet, float]:
     return rules, time.perf_counter() - start
 
 
-async def single_syncs(client: RESTClient, proxy: ProxyUnderTest, ns: str, *, rounds: int, endpoints: int,
-                       expected: int) -> tuple[list[float], list[float]]:
+async def single_syncs(client: RESTClient, proxy: ProxyUnderTest, ns: str, *, rounds: int,
+                       endpoints: int) -> tuple[list[float], list[float]]:
     """Turn one endpoint not ready and back, `rounds` changes; each one's sync seconds and write-to-programmed."""
     durations, latencies = [], []
     for k in range(rounds):
-        down = k % 2 == 0
         count, total, _ = await asyncio.to_thread(proxy.synced)
         await client.patch_raw(SLICES, "s-0-1", {"endpoints": endpoint_slice(
-            "s-0", 0, endpoints, not_ready=0 if down else None)["endpoints"]}, ns)
+            "s-0", 0, endpoints, not_ready=0 if k % 2 == 0 else None)["endpoints"]}, ns)
         written = time.time()
-        # A not-ready endpoint loses its jump and its two KUBE-SEP rules.
-        ended = await proxy.programmed(expected - 3 if down else expected, timeout=120)
+        expected, _ = await render_current(client)  # not timed: the end is the proxy's own sync timestamp
+        ended = await proxy.programmed(expected.nat_rules, timeout=120)
         latencies.append(ended - written)
         count2, total2, _ = await asyncio.to_thread(proxy.synced)
         durations.append((total2 - total) / max(1.0, count2 - count))
@@ -187,8 +186,7 @@ async def _measure(api: ApiServerHarness, proxy: ProxyUnderTest, *, mode: str, s
         ended = await proxy.programmed(rules.nat_rules, timeout=600)
         summary = json.loads(proxy.status_file.read_text())["summary"]
         assert summary["endpoints"] >= services * endpoints, summary
-        durations, latencies = await single_syncs(client, proxy, ns, rounds=rounds, endpoints=endpoints,
-                                                  expected=rules.nat_rules)
+        durations, latencies = await single_syncs(client, proxy, ns, rounds=rounds, endpoints=endpoints)
         rules, _ = await render_current(client)
         renders = [(await render_current(client))[1] for _ in range(rounds)]
     restores = restore_floor(proxy, rules.text, rounds) if mode == "iptables" else []
