@@ -8,7 +8,7 @@ import json
 import sys
 
 BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers", "scheduler": "bench.scheduler",
-              "startup": "bench.startup"}
+              "services": "bench.services", "startup": "bench.startup"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -104,11 +104,16 @@ class _Table:
     def __init__(self, name: str, chains: Iterable[str]) -> None:
         self.name = name
         self.chains: list[str] = list(chains)
+        self._declared = set(self.chains)  # membership in O(1): a table may hold tens of thousands of chains
         self.rules: list[str] = []
         self.deleted: list[str] = []
 
+    def has_chain(self, name: str) -> bool:
+        return name in self._declared
+
     def chain(self, name: str) -> None:
-        if name not in self.chains:
+        if name not in self._declared:
+            self._declared.add(name)
             self.chains.append(name)
 
     def add(self, chain: str, *args: str, comment: str | None = None) -> None:
@@ -227,7 +232,7 @@ def _balance(nat: _Table, chain: str, sp: ServicePort, endpoints: tuple[Endpoint
         chance = ("-m", "statistic", "--mode", "random", "--probability", f"{1.0 / (n - i):0.10f}") \
             if i < n - 1 else ()
         nat.add(chain, *chance, "-j", sep, comment=f"{name} -> {ep}")
-        if sep not in nat.chains:
+        if not nat.has_chain(sep):
             nat.chain(sep)
             proto = sp.protocol.lower()
             affinity = ("-m", "recent", "--name", sep, "--set") if sp.affinity_seconds is not None else ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 from proxy.conntrack import stale_udp_flows
 from proxy.iptables.rules import render_rules
@@ -129,3 +130,29 @@ def test_udp_flows_to_removed_endpoints_and_to_newly_backed_ports_are_cleared() 
         ("--orig-dst", "10.96.0.10", "-p", "udp", "--dst-nat", "10.88.1.8"),
         ("-p", "udp", "--dport", "30053", "--dst-nat", "10.88.1.8")]
     assert stale_udp_flows(model("10.88.1.9"), model("10.88.1.9")) == []
+
+
+def _model_of(services: int, endpoints: int) -> ProxyModel:
+    ports = [{"name": "http", "port": 80, "protocol": "TCP"}]
+    svcs = [make_service(f"s-{i}", cluster_ip=f"10.97.{i // 250}.{i % 250 + 1}", ports=ports) for i in range(services)]
+    slices = [make_slice(f"s-{i}", [(f"10.244.{k // 250}.{k % 250 + 1}", True)
+                                    for k in range(i * endpoints, (i + 1) * endpoints)], name=f"s-{i}-1")
+              for i in range(services)]
+    return build_model(svcs, slices)
+
+
+def _best_render_seconds(model: ProxyModel) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        render_rules(model, cluster_cidr="10.244.0.0/16")
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_rendering_grows_linearly_with_the_endpoints() -> None:
+    """Ten times the Services and endpoints cost about ten times the rendering, not a hundred
+    (a sync at 1000 Services of 10 endpoints renders 11000 chains)."""
+    small, large = _model_of(100, 10), _model_of(1000, 10)
+    ratio = _best_render_seconds(large) / _best_render_seconds(small)
+    assert ratio < 20, f"rendering 10x the endpoints took {ratio:.0f}x as long"
