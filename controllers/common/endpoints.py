@@ -19,7 +19,9 @@ import ipaddress
 from collections.abc import Iterable, Mapping
 
 from kube.api import Pod, Service, ServicePort
+from kube.cache import EventHandler, SharedInformer
 from kube.podutil import is_pod_ready, is_pod_terminal
+from kube.workqueue import WorkQueue
 
 __all__ = [
     "CLUSTER_IP_NONE",
@@ -29,6 +31,7 @@ __all__ = [
     "find_port",
     "pod_endpoints_changed",
     "pod_ips",
+    "queue_services_on_changes",
     "selector_matches",
     "service_selector",
     "services_for_labels",
@@ -144,3 +147,29 @@ def services_to_update(services: Iterable[Service], old: Pod, new: Pod) -> set[s
         return current
     previous = services_for_labels(candidates, old.metadata.labels)
     return current | previous if pod_changed else current ^ previous
+
+
+def queue_services_on_changes(services: SharedInformer[Service], pods: SharedInformer[Pod],
+                              queue: WorkQueue[str]) -> None:
+    """Queue a Service's key when it changes, and when a pod it selects (or selected) changes.
+
+    The triggers both endpoint controllers share (upstream's onServiceUpdate/addPod/updatePod):
+    handlers only compute keys from the caches and never block.
+    """
+    def in_namespace(namespace: str | None) -> list[Service]:
+        return services.store.by_index("namespace", namespace or "")
+
+    def on_service(svc: Service) -> None:
+        queue.add(svc.key)
+
+    def on_pod(pod: Pod) -> None:
+        for key in services_for_labels(in_namespace(pod.metadata.namespace), pod.metadata.labels):
+            queue.add(key)
+
+    def on_pod_update(old: Pod, cur: Pod) -> None:
+        for key in services_to_update(in_namespace(cur.metadata.namespace), old, cur):
+            queue.add(key)
+
+    services.add_event_handler(EventHandler(on_add=on_service, on_update=lambda _old, svc: on_service(svc),
+                                            on_delete=on_service))
+    pods.add_event_handler(EventHandler(on_add=on_pod, on_update=on_pod_update, on_delete=on_pod))

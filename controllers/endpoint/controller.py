@@ -29,10 +29,9 @@ from typing import Any
 from controllers.common.endpoints import (
     LABEL_HEADLESS,
     is_service_ip_set,
+    queue_services_on_changes,
     selector_matches,
     service_selector,
-    services_for_labels,
-    services_to_update,
 )
 from controllers.common.errors import is_namespace_terminating
 from controllers.context import ControllerContext
@@ -69,10 +68,7 @@ class EndpointsController:
         self.services = ctx.informers.informer_for(Service)
         self.pods = ctx.informers.informer_for(Pod)
         self.endpoints = ctx.informers.informer_for(Endpoints)
-        self.services.add_event_handler(EventHandler(
-            on_add=self._enqueue, on_update=lambda _old, svc: self._enqueue(svc), on_delete=self._enqueue))
-        self.pods.add_event_handler(EventHandler(
-            on_add=self._on_pod, on_update=self._on_pod_update, on_delete=self._on_pod))
+        queue_services_on_changes(self.services, self.pods, self.queue)
         self.endpoints.add_event_handler(EventHandler(on_delete=lambda ep: self.queue.add(ep.key)))
 
     async def run(self) -> None:
@@ -87,21 +83,6 @@ class EndpointsController:
                                            kind="Service"))
         finally:
             await self.queue.shut_down()
-
-    # --- event handlers: map events to Service keys, never block ------------------------------
-    def _enqueue(self, svc: Service) -> None:
-        self.queue.add(svc.key)
-
-    def _services_in(self, namespace: str | None) -> list[Service]:
-        return self.services.store.by_index("namespace", namespace or "")
-
-    def _on_pod(self, pod: Pod) -> None:
-        for key in services_for_labels(self._services_in(pod.metadata.namespace), pod.metadata.labels):
-            self.queue.add(key)
-
-    def _on_pod_update(self, old: Pod, cur: Pod) -> None:
-        for key in services_to_update(self._services_in(cur.metadata.namespace), old, cur):
-            self.queue.add(key)
 
     # --- reconcile -------------------------------------------------------------------------------
     async def reconcile(self, req: Request) -> Result | None:

@@ -22,7 +22,7 @@ import asyncio
 import logging
 from typing import Any
 
-from controllers.common.endpoints import selector_matches, service_selector, services_for_labels, services_to_update
+from controllers.common.endpoints import queue_services_on_changes, selector_matches, service_selector
 from controllers.common.errors import is_namespace_terminating
 from controllers.context import ControllerContext
 from controllers.endpointslice.desired import CONTROLLER_NAME, LABEL_MANAGED_BY, LABEL_SERVICE_NAME
@@ -59,10 +59,7 @@ class EndpointSliceController:
         self.pods = ctx.informers.informer_for(Pod)
         self.nodes = ctx.informers.informer_for(Node)
         self.slices = ctx.informers.informer_for(EndpointSlice)
-        self.services.add_event_handler(EventHandler(
-            on_add=self._enqueue, on_update=lambda _old, svc: self._enqueue(svc), on_delete=self._enqueue))
-        self.pods.add_event_handler(EventHandler(
-            on_add=self._on_pod, on_update=self._on_pod_update, on_delete=self._on_pod))
+        queue_services_on_changes(self.services, self.pods, self.queue)
         self.slices.add_event_handler(EventHandler(
             on_add=self._on_slice_add, on_update=self._on_slice_update, on_delete=self._on_slice_delete))
 
@@ -77,19 +74,6 @@ class EndpointSliceController:
             await self.queue.shut_down()
 
     # --- event handlers: map events to Service keys, never block ------------------------------
-    def _enqueue(self, svc: Service) -> None:
-        self.queue.add(svc.key)
-
-    def _services_in(self, namespace: str | None) -> list[Service]:
-        return self.services.store.by_index("namespace", namespace or "")
-
-    def _on_pod(self, pod: Pod) -> None:
-        for key in services_for_labels(self._services_in(pod.metadata.namespace), pod.metadata.labels):
-            self.queue.add(key)
-
-    def _on_pod_update(self, old: Pod, cur: Pod) -> None:
-        for key in services_to_update(self._services_in(cur.metadata.namespace), old, cur):
-            self.queue.add(key)
 
     @staticmethod
     def _managed(slice_: EndpointSlice) -> bool:
