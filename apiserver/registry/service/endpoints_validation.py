@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apiserver.registry.service.validation import PROTOCOLS
 from apiserver.registry.strategy import validate_object_meta
 from apiserver.validation.field import duplicate, invalid, not_supported, required
 from apiserver.validation.network import (
@@ -32,7 +33,6 @@ __all__ = ["ADDRESS_TYPES", "validate_endpoint_slice", "validate_endpoint_slice_
 
 Obj = dict[str, Any]
 ADDRESS_TYPES = ("FQDN", "IPv4", "IPv6")
-_PROTOCOLS = ("SCTP", "TCP", "UDP")
 _MAX_ENDPOINTS = 1000
 _MAX_ADDRESSES = 100
 _MAX_PORTS = 20000
@@ -45,8 +45,8 @@ def _dicts(value: Any) -> list[Obj]:
 def _protocol(errs: list[FieldError], path: str, protocol: Any) -> None:
     if not protocol:
         errs.append(required(path))
-    elif protocol not in _PROTOCOLS:
-        errs.append(not_supported(path, protocol, _PROTOCOLS))
+    elif protocol not in PROTOCOLS:
+        errs.append(not_supported(path, protocol, PROTOCOLS))
 
 
 def validate_endpoints(ep: Obj) -> list[FieldError]:
