@@ -87,14 +87,18 @@ class Shell:
             return e.code
 
     async def run_script(self, script: str) -> int:
-        status = 0
         try:
-            for sep, words in _statements(script):
+            return await self._run_line(script, 0)
+        except ShellExit as e:
+            return e.code
+
+    async def _run_line(self, text: str, status: int) -> int:
+        """Run the statements of `text` after a previous `status`; ShellExit propagates."""
+        try:
+            for sep, words in _statements(text):
                 if (sep == "&&" and status != 0) or (sep == "||" and status == 0):
                     continue
                 status = await self.statement(words)
-        except ShellExit as e:
-            return e.code
         except ValueError as e:
             await self.write_err(f"sh: syntax error: {e}\n")
             return 2
@@ -114,15 +118,9 @@ class Shell:
             if not text:
                 continue
             try:
-                for sep, words in _statements(text):
-                    if (sep == "&&" and status != 0) or (sep == "||" and status == 0):
-                        continue
-                    status = await self.statement(words)
+                status = await self._run_line(text, status)
             except ShellExit as e:
                 return e.code
-            except ValueError as e:
-                await self.write_err(f"sh: syntax error: {e}\n")
-                status = 2
 
     async def statement(self, words: list[str]) -> int:
         to_stderr = bool(words) and words[-1] in (">&2", "1>&2")
