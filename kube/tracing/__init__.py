@@ -36,7 +36,6 @@ from kube.tracing._spans import (
     note_waiting,
     phase,
     reconcile_span,
-    record_cause,
     write_span,
 )
 
@@ -59,7 +58,6 @@ __all__ = [
     "object_ref",
     "phase",
     "reconcile_span",
-    "record_cause",
     "setup_tracing",
     "shutdown_tracing",
     "span_context_of",

@@ -25,22 +25,9 @@ from kube.tracing._propagation import Cause, _cause, cause_context
 from kube.tracing._provider import tracer
 
 __all__ = ["Hop", "child_span", "current_cause", "current_hop", "note_waiting", "phase", "reconcile_span",
-           "record_cause", "write_span"]
+           "write_span"]
 
 AttributeValue = str | int | float | bool | list[str]
-
-
-def record_cause(span: trace.Span, cause: Cause) -> None:
-    """Write what woke a hop on its span: the event, the object and its resourceVersion, the waits."""
-    if not span.is_recording():
-        return
-    if cause.object:
-        span.set_attribute(attrs.REACTED_EVENT, cause.event)
-        span.set_attribute(attrs.REACTED_OBJECT, cause.object)
-        span.set_attribute(attrs.REACTED_RV, cause.resource_version)
-        span.set_attribute(attrs.DELIVERED, cause.delivered)
-    if cause.queued:
-        span.set_attribute(attrs.QUEUED, max(0.0, time.time() - cause.queued))
 
 
 class Hop:
