@@ -125,11 +125,13 @@ class _Server(uvicorn.Server):
 
 
 def build_server(config: ApiServerConfig) -> _Server:
-    """uvicorn serving the app over HTTPS, asking for (not requiring) a client certificate with --client-ca-file."""
-    client_auth: dict[str, Any] = {}
+    """uvicorn serving the app over HTTPS, asking for (not requiring) a client certificate with --client-ca-file.
+
+    Requests that ask to upgrade (exec, attach, port-forward, proxies) reach the app with their connection.
+    """
+    client_auth: dict[str, Any] = {"http": PeerCertificateProtocol}
     if config.client_ca_file:
-        client_auth = {"ssl_ca_certs": str(config.client_ca_file), "ssl_cert_reqs": ssl.CERT_OPTIONAL,
-                       "http": PeerCertificateProtocol}
+        client_auth.update(ssl_ca_certs=str(config.client_ca_file), ssl_cert_reqs=ssl.CERT_OPTIONAL)
     own_spans = StoreSpanExporter()
     setup_tracing("apiserver", config=TracingConfig(config.tracing, config.otlp_endpoint), exporters=[own_spans])
     return _Server(uvicorn.Config(build_app(config, own_spans=own_spans), host=config.bind_address, port=config.port,

@@ -41,7 +41,8 @@ from apiserver.registry.compactor import compact_periodically
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
 from apiserver.registry.rest import (
-    LogStorage,
+    KubeletClient,
+    ProxyTransport,
     SelfSubjectAccessReviewStorage,
     SelfSubjectReviewStorage,
     SelfSubjectRulesReviewStorage,
@@ -83,14 +84,15 @@ class ApiServer:
     """The running API server: an ASGI app over its parts, with a start and a stop."""
 
     def __init__(self, *, config: ApiServerConfig, storage: Storage, owns_storage: bool, registry: ResourceRegistry,
-                 caches: list[WatchCache], pipeline: RequestPipeline, log_storage: LogStorage,
+                 caches: list[WatchCache], pipeline: RequestPipeline, kubelet: KubeletClient,
+                 proxy_transport: ProxyTransport,
                  crd_controller: CRDController, service_repair: ServiceRangeRepair,
                  kubernetes_service: KubernetesServiceReconciler) -> None:
         self.config, self.storage, self.owns_storage = config, storage, owns_storage
         self.service_repair, self.kubernetes_service = service_repair, kubernetes_service
         self.crd_controller = crd_controller
         self.registry, self.caches, self.pipeline = registry, caches, pipeline
-        self.log_storage = log_storage
+        self.kubelet, self.proxy_transport = kubelet, proxy_transport
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -117,7 +119,8 @@ class ApiServer:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self.log_storage.close()
+        await self.kubelet.close()
+        await self.proxy_transport.close()
         if self.owns_storage:
             await self.storage.close()
 
@@ -173,20 +176,17 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     signer = TokenSigner(load_or_generate_key(_path(config.service_account_signing_key_file)),
                          issuer=config.service_account_issuer, audiences=config.api_audiences)
     registry = ResourceRegistry()
-    logs: list[LogStorage] = []
-
-    def new_logs(pods: RegistryStore, nodes: RegistryStore) -> LogStorage:
-        """pods/log reaches kubelets with the API server's client certificate, checking theirs."""
-        ca = config.kubelet_certificate_authority or config.client_ca_file
-        logs.append(LogStorage(pods, nodes, client_cert=_path(config.kubelet_client_certificate),
-                               client_key=_path(config.kubelet_client_key), ca_file=_path(ca)))
-        return logs[-1]
-
+    # Kubelets are reached with the API server's client certificate, checking theirs against the CA.
+    kubelet = KubeletClient(client_cert=_path(config.kubelet_client_certificate),
+                            client_key=_path(config.kubelet_client_key),
+                            ca_file=_path(config.kubelet_certificate_authority or config.client_ca_file))
+    proxy_transport = ProxyTransport()
     allocators = new_service_allocators(store, prefix=config.etcd_prefix,
                                         cluster_ip_range=config.service_cluster_ip_range,
                                         node_port_range=config.service_node_port_range)
     install_builtin(registry, store, prefix=config.etcd_prefix, max_object_bytes=config.max_object_bytes,
-                    token_issuer=signer, new_log_storage=new_logs, service_allocators=allocators)
+                    token_issuer=signer, kubelet=kubelet, proxy_transport=proxy_transport,
+                    service_allocators=allocators)
     caches: list[WatchCache] = []
     if config.watch_cache:
         for served in registry:
@@ -224,7 +224,7 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     pipeline = RequestPipeline(routes=routes, handler=handler, authenticator=_authenticator(config, signer, registry),
                                authorizer=authorizer, metrics=metrics, audit=audit)
     server = ApiServer(config=config, storage=store, owns_storage=storage is None, registry=registry, caches=caches,
-                       pipeline=pipeline, log_storage=logs[0],
+                       pipeline=pipeline, kubelet=kubelet, proxy_transport=proxy_transport,
                        crd_controller=CRDController(crds=registry.store("customresourcedefinitions",
                                                                         "apiextensions.k8s.io"),
                                                     registry=registry, storage=store, prefix=config.etcd_prefix,

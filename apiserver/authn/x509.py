@@ -15,9 +15,9 @@ from typing import Any
 
 from cryptography import x509
 from cryptography.x509.oid import NameOID
-from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from apiserver.authn.authenticator import UserInfo
+from kube.httpstream import UpgradeProtocol
 
 __all__ = ["PeerCertificateProtocol", "client_certificate", "user_from_certificate"]
 
@@ -39,8 +39,9 @@ def client_certificate(scope: Mapping[str, Any]) -> bytes | None:
     return cert if isinstance(cert, bytes) else None
 
 
-class PeerCertificateProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
-    """uvicorn's HTTP protocol, plus the verified client certificate of the connection in each scope."""
+class PeerCertificateProtocol(UpgradeProtocol):
+    """The API server's HTTP protocol: upgrades reach the app (`kube.httpstream`), and each scope carries
+    the connection's verified client certificate."""
 
     app: Any  # the ASGI app uvicorn's protocol calls; uvicorn declares its base only as asyncio.Protocol
 

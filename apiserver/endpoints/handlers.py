@@ -73,7 +73,7 @@ class ResourceHandler:
     def resolve(self, info: RequestInfo) -> tuple[ServedResource, Storage, str | None]:
         """The served resource, the storage of its (sub)resource, and the namespace its objects live in."""
         served = self.registry.lookup(info.api_group, info.api_version, info.resource)
-        if served is None or info.parts:
+        if served is None or (info.parts and info.subresource != "proxy"):
             raise _not_found()
         rinfo = served.info
         is_namespace = not rinfo.group and rinfo.plural == "namespaces"

@@ -22,6 +22,8 @@ __all__ = ["RequestInfo", "parse_request_info", "verb_for"]
 
 _COLLECTION_VERBS = {"GET": "list", "POST": "create", "DELETE": "deletecollection"}
 _NAMED_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "POST": "create"}
+_CREATE_ONLY = frozenset({"exec", "attach", "portforward"})
+"""Subresources authorized as `create` whatever the method: a WebSocket client must use GET."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ def parse_request_info(method: str, path: str, *, watch: str | None = None) -> R
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
     verb = verb_for(method, named=bool(name), watch=_truthy(watch))
+    if resource == "pods" and subresource in _CREATE_ONLY and method in ("GET", "POST"):
+        verb = "create"
     return RequestInfo(is_resource_request=True, path=path, verb=verb, api_prefix=prefix, api_group=group,
                        api_version=version, namespace=namespace, resource=resource, name=name,
                        subresource=subresource, parts=tuple(rest[3:]))

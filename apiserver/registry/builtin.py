@@ -9,8 +9,6 @@ same storage as pods/binding.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.kinds import strategy_for
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
@@ -18,9 +16,15 @@ from apiserver.registry.rest import (
     BindingStorage,
     EvictionStorage,
     FinalizeStorage,
+    KubeletClient,
     LogStorage,
+    NodeProxyStorage,
+    PodProxyStorage,
+    PodStreamStorage,
+    ProxyTransport,
     ResourceStorage,
     ScaleStorage,
+    ServiceProxyStorage,
     StatusStorage,
     Storage,
     TokenRequestStorage,
@@ -39,9 +43,13 @@ _BOUND_ELSEWHERE = frozenset({"Binding"})
 
 
 def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, prefix: str, max_object_bytes: int,
-                    token_issuer: TokenIssuer, new_log_storage: Callable[[RegistryStore, RegistryStore], LogStorage],
+                    token_issuer: TokenIssuer, kubelet: KubeletClient, proxy_transport: ProxyTransport,
                     service_allocators: ServiceAllocators | None = None) -> None:
-    """Register every stored built-in kind in `registry`; Services take addresses from `service_allocators`."""
+    """Register every stored built-in kind in `registry`; Services take addresses from `service_allocators`.
+
+    Subresources that reach kubelets (log, exec, attach, port-forward, nodes/proxy) do so through
+    `kubelet`; pods/proxy and services/proxy reach pods through `proxy_transport`.
+    """
     def new_store(r: ResourceInfo) -> RegistryStore:
         if r.kind == "Service" and service_allocators is not None:
             strategy = strategy_for(r)
@@ -56,7 +64,7 @@ def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, pre
     for store in stores.values():
         subresources: dict[str, Storage] = {}
         for sub in store.info.subresources:
-            subresources[sub] = _subresource(sub, store, stores, token_issuer, new_log_storage)
+            subresources[sub] = _subresource(sub, store, stores, token_issuer, kubelet, proxy_transport)
         registry.add(ServedResource(store.info, ResourceStorage(store), subresources, store))
     bindings = resource_for_plural("", "bindings")
     if bindings is not None:
@@ -64,7 +72,7 @@ def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, pre
 
 
 def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStore], token_issuer: TokenIssuer,
-                 new_log_storage: Callable[[RegistryStore, RegistryStore], LogStorage]) -> Storage:
+                 kubelet: KubeletClient, proxy_transport: ProxyTransport) -> Storage:
     if name == "status":
         return StatusStorage(store)
     if name == "finalize":
@@ -76,7 +84,15 @@ def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStor
     if name == "eviction":
         return EvictionStorage(store)
     if name == "log":
-        return new_log_storage(store, stores["nodes"])
+        return LogStorage(store, stores["nodes"], kubelet)
+    if name in ("exec", "attach", "portforward"):
+        return PodStreamStorage(name, store, stores["nodes"], kubelet)  # type: ignore[arg-type]
+    if name == "proxy" and store.info.plural == "pods":
+        return PodProxyStorage(store, proxy_transport)
+    if name == "proxy" and store.info.plural == "services":
+        return ServiceProxyStorage(store, stores["endpoints"], proxy_transport)
+    if name == "proxy" and store.info.plural == "nodes":
+        return NodeProxyStorage(store, kubelet, proxy_transport)
     if name == "token":
         return TokenRequestStorage(store, token_issuer)
     raise ValueError(f"no storage for subresource {store.info.plural}/{name}")

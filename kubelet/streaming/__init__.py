@@ -6,7 +6,7 @@ with the same client-certificate check):
 
     /exec/{namespace}/{pod}/{container}?command=..&command=..&input=1&output=1&error=1&tty=1
     /attach/{namespace}/{pod}/{container}?input=1&output=1&error=1&tty=1
-    /portForward/{namespace}/{pod}[?ports=80,443]
+    /portForward/{namespace}/{pod}[?port=80,443]  (port is required with WebSocket)
 
 THE HOOK: `KubeletServer(..., streaming=handler)` hands every such request, before anything
 is answered, to one `StreamingHandler`:

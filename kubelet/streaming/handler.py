@@ -71,7 +71,7 @@ class ProtocolStreamingHandler:
 
             if request.is_websocket:
                 try:
-                    ports = ports_from_query(request.query) if "ports" in request.query else None
+                    ports = ports_from_query(request.query) if "port" in request.query else None
                 except ValueError as e:
                     raise TargetError(400, str(e)) from None
                 await serve_portforward_websocket(request.head, stream, ports, forward, pod=request.pod,

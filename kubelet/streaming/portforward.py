@@ -66,8 +66,11 @@ Forwarder = Callable[[int, PortConnection], Awaitable[None]]
 
 
 def ports_from_query(query: Mapping[str, Sequence[str]]) -> list[int]:
-    """Upstream's NewV4Options: every `ports` value, comma-separated, each 1..65535; ValueError if not."""
-    values = query.get("ports") or []
+    """Upstream's NewV4Options: every `port` value, comma-separated, each 1..65535; ValueError if not.
+
+    The API server turns the client's `ports` (PodPortForwardOptions) into this `port` parameter.
+    """
+    values = query.get("port") or []
     if not values:
         raise ValueError('query parameter "port" is required')
     ports = []

@@ -263,7 +263,7 @@ async def test_spdy_upgrade_errors_read_as_upstreams(node: Node) -> None:
 
 # --- port-forward ----------------------------------------------------------------------------
 async def test_websocket_port_forward_answers_http(node: Node) -> None:
-    ws = await connect_websocket(node.config(), "/portForward/default/web", [("ports", "8080")],
+    ws = await connect_websocket(node.config(), "/portForward/default/web", [("port", "8080")],
                                  ["v5.channel.k8s.io", "v4.channel.k8s.io"])
     assert ws.subprotocol == "v4.channel.k8s.io"
     assert await ws.receive() == (0, struct.pack("<H", 8080))

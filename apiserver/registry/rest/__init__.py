@@ -18,16 +18,22 @@ from apiserver.registry.rest.interfaces import (
     Watcher,
     verbs_of,
 )
+from apiserver.registry.rest.kubelet_client import KubeletClient
 from apiserver.registry.rest.log import LogStorage
+from apiserver.registry.rest.pod_stream import PodStreamStorage
+from apiserver.registry.rest.proxy import NodeProxyStorage, PodProxyStorage, ServiceProxyStorage
 from apiserver.registry.rest.resource import ResourceStorage
 from apiserver.registry.rest.rules_review import SelfSubjectRulesReviewStorage
 from apiserver.registry.rest.scale import ScaleStorage
 from apiserver.registry.rest.self_subject_review import SelfSubjectReviewStorage
 from apiserver.registry.rest.status import FinalizeStorage, StatusStorage
 from apiserver.registry.rest.token import TokenRequestStorage
+from apiserver.registry.rest.upgrade import ProxyTransport
 
 __all__ = ["BindingStorage", "CollectionDeleter", "Connecter", "Context", "Creater", "EvictionStorage",
-           "FinalizeStorage", "GracefulDeleter", "Getter", "Kind", "Lister", "LogStorage", "ResourceStorage",
+           "FinalizeStorage", "GracefulDeleter", "Getter", "Kind", "KubeletClient", "Lister", "LogStorage",
+           "NodeProxyStorage", "PodProxyStorage", "PodStreamStorage", "ProxyTransport", "ResourceStorage",
+           "ServiceProxyStorage",
            "ScaleStorage", "SelfSubjectAccessReviewStorage", "SelfSubjectReviewStorage",
            "SelfSubjectRulesReviewStorage", "StatusStorage", "Storage", "TokenRequestStorage",
            "UpdateFunc", "Updater", "Watcher", "verbs_of"]

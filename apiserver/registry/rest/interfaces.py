@@ -119,9 +119,13 @@ _VERBS: tuple[tuple[type, tuple[str, ...]], ...] = (
 )
 
 
+_CONNECT_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+"""The verbs discovery lists for a connect subresource's methods (HEAD and OPTIONS are not listed)."""
+
+
 def verbs_of(storage: object) -> list[str]:
     """The API verbs `storage` serves, in discovery's order (sorted, as upstream lists them)."""
     verbs = {v for proto, names in _VERBS if isinstance(storage, proto) for v in names}
     if isinstance(storage, Connecter):
-        verbs.update("get" if m == "GET" else "create" for m in storage.connect_methods)
+        verbs.update(_CONNECT_VERBS[m] for m in storage.connect_methods if m in _CONNECT_VERBS)
     return sorted(verbs)

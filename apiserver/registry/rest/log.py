@@ -10,7 +10,6 @@ The body streams through unchanged (`follow=true` keeps it open), as text/plain.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,7 +19,8 @@ from starlette.responses import Response, StreamingResponse
 
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind
-from kube.errors import ApiError, BadRequest, NotFound, ServiceUnavailable
+from apiserver.registry.rest.kubelet_client import KubeletClient
+from kube.errors import ApiError, BadRequest, ServiceUnavailable
 
 __all__ = ["LogStorage"]
 
@@ -33,17 +33,8 @@ class LogStorage:
     kind = Kind("", "v1", "Pod")
     connect_methods = ("GET",)
 
-    def __init__(self, pods: RegistryStore, nodes: RegistryStore, *, client_cert: str | None, client_key: str | None,
-                 ca_file: str | None) -> None:
-        self.pods, self.nodes = pods, nodes
-        ctx = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
-        ctx.check_hostname = False  # kubelets are addressed by IP; the CA signature is what is checked
-        if client_cert and client_key:
-            ctx.load_cert_chain(client_cert, client_key)
-        self._http = httpx.AsyncClient(verify=ctx, timeout=httpx.Timeout(10.0, read=None))
-
-    async def close(self) -> None:
-        await self._http.aclose()
+    def __init__(self, pods: RegistryStore, nodes: RegistryStore, kubelet: KubeletClient) -> None:
+        self.pods, self.nodes, self.kubelet = pods, nodes, kubelet
 
     @staticmethod
     def container_for(pod: dict[str, Any], requested: str | None) -> str:
@@ -63,20 +54,6 @@ class LogStorage:
         raise BadRequest(f"a container name must be specified for pod {name}, choose one of: "
                          f"[{' '.join(str(n) for n in names)}]")
 
-    async def kubelet_url(self, node_name: str) -> str:
-        try:
-            node = await self.nodes.get(None, node_name)
-        except NotFound:
-            raise ServiceUnavailable(f'node "{node_name}" not found') from None
-        status = node.get("status") or {}
-        port = (((status.get("daemonEndpoints") or {}).get("kubeletEndpoint")) or {}).get("Port")
-        address = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"),
-                       None)
-        if not port or not address:
-            raise ServiceUnavailable(f"the kubelet of node {node_name} does not publish an endpoint")
-        host = f"[{address}]" if ":" in str(address) else address
-        return f"https://{host}:{port}"
-
     async def connect(self, ctx: Context, name: str, request: Request) -> Response:
         namespace = str(ctx.namespace)
         pod = await self.pods.get(namespace, name)
@@ -84,11 +61,12 @@ class LogStorage:
         node = (pod.get("spec") or {}).get("nodeName")
         if not node:
             raise BadRequest(f"pod {name} does not have a host assigned")
-        base = await self.kubelet_url(node)
+        base = self.kubelet.base_url(*await self.kubelet.node_endpoint(self.nodes, node))
         params = {k: request.query_params[k] for k in _PASSED if k in request.query_params}
-        req = self._http.build_request("GET", f"{base}/containerLogs/{namespace}/{name}/{container}", params=params)
+        url = f"{base}/containerLogs/{namespace}/{name}/{container}"
+        req = self.kubelet.http.build_request("GET", url, params=params)
         try:
-            resp = await self._http.send(req, stream=True)
+            resp = await self.kubelet.http.send(req, stream=True)
         except httpx.HTTPError as e:
             raise ServiceUnavailable(f"cannot reach the kubelet of node {node}: {e}") from None
         if resp.status_code >= 400:
