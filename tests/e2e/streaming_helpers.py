@@ -41,8 +41,10 @@ class Terminal:
                               capture_output=True, text=True).stdout
 
     def wait_for(self, text: str, timeout: float = 60) -> str:
-        return eventually_sync(lambda: (s := self.screen()) if text in s else None, timeout=timeout, interval=0.2,
-                               message=f"{text!r} on the terminal")
+        def shown() -> str | None:
+            screen = self.screen()
+            return screen if text in screen else None
+        return str(eventually_sync(shown, timeout=timeout, interval=0.2, message=f"{text!r} on the terminal"))
 
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.session], check=False, capture_output=True)
