@@ -8,7 +8,8 @@ import json
 import sys
 
 BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers", "scheduler": "bench.scheduler",
-              "services": "bench.services", "startup": "bench.startup"}
+              "services": "bench.services", "startup": "bench.startup",
+              "streaming": "bench.streaming"}
 
 
 def main(argv: list[str] | None = None) -> int:
