@@ -28,8 +28,7 @@ from kubelet.kubelet import Kubelet
 from kubelet.logs import ContainerLogSource
 from kubelet.machine import allocatable_from, machine_capacity
 from kubelet.server import KubeletServer
-from kubelet.streaming import ProtocolStreamingHandler, StreamingHandler
-from kubelet.streaming.cri import CRIStreamingHandler
+from kubelet.streaming import CRIStreamingHandler, ProtocolStreamingHandler, StreamingHandler
 from kubelet.streaming.simulated import SimulatedStreamingRuntime
 
 PROG = "python -m kubelet"
