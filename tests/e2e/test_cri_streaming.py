@@ -242,3 +242,12 @@ async def test_refusals_come_before_the_upgrade(kubelet: Kubelet, path: str, par
     with pytest.raises(ApiError) as e:
         await connect_websocket(kubelet.config, path, params, ["v4.channel.k8s.io"])
     assert (e.value.code, e.value.message) == (code, message)
+
+
+async def test_a_request_that_is_not_an_upgrade_is_refused(kubelet: Kubelet) -> None:
+    client = await SpdyClient.connect(kubelet.port, f"/exec/{NS}/web/app?command=true&output=1", kubelet.ssl(),
+                                      protocols=["v4.channel.k8s.io"], upgrade=False)
+    try:
+        assert (client.status, client.body) == (500, b"Upgrade request required\n")
+    finally:
+        await client.close()
