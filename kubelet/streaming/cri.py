@@ -24,12 +24,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from collections.abc import Mapping
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from kubelet.cri.interface import ContainerInfo, CRIError, NotFoundError, PodSandbox
-from kubelet.streaming.lookup import resolve_target
+from kubelet.cri.interface import CRIError, NotFoundError
+from kubelet.streaming.lookup import LabelledRuntime, resolve_target
 from kubelet.streaming.portforward import ports_from_query
 from kubelet.streaming.relay import relay
 from kubelet.streaming.remotecommand import options_from_query
@@ -41,13 +40,8 @@ __all__ = ["CRIStreamingRuntime", "CRIStreamingHandler", "replay_head"]
 logger = logging.getLogger(__name__)
 
 
-class CRIStreamingRuntime(Protocol):
+class CRIStreamingRuntime(LabelledRuntime, Protocol):
     """What the relay asks of the runtime (`RemoteRuntime`): the listings and the streaming URLs."""
-
-    async def list_pod_sandbox(self, *, labels: Mapping[str, str] | None = None) -> list[PodSandbox]: ...
-
-    async def list_containers(self, *, pod_sandbox_id: str | None = None,
-                              labels: Mapping[str, str] | None = None, brief: bool = False) -> list[ContainerInfo]: ...
 
     async def exec(self, container_id: str, cmd: list[str], *, tty: bool, stdin: bool, stdout: bool,
                    stderr: bool) -> str: ...
