@@ -28,7 +28,7 @@ from kubelet.kubelet import Kubelet
 from kubelet.logs import ContainerLogSource
 from kubelet.machine import allocatable_from, machine_capacity
 from kubelet.server import KubeletServer
-from kubelet.streaming import ProtocolStreamingHandler, StreamingHandler
+from kubelet.streaming import CRIStreamingHandler, ProtocolStreamingHandler, StreamingHandler
 from kubelet.streaming.simulated import SimulatedStreamingRuntime
 
 PROG = "python -m kubelet"
@@ -171,9 +171,12 @@ async def build_runtime(config: KubeletConfig) -> tuple[RuntimeService, str, str
 
 
 def streaming_handler(runtime: RuntimeService) -> StreamingHandler | None:
-    """Who serves exec, attach and port-forward: the protocols spoken here for a simulated runtime."""
+    """Who serves exec, attach and port-forward: the protocols spoken here for a simulated runtime,
+    the CRI runtime's own streaming server (relayed to) for a real one."""
     if isinstance(runtime, SimulatedRuntime):
         return ProtocolStreamingHandler(SimulatedStreamingRuntime(runtime))
+    if isinstance(runtime, RemoteRuntime):
+        return CRIStreamingHandler(runtime)
     return None
 
 

@@ -8,7 +8,9 @@ minimal `runtime.v1` proto (`kubelet/cri/proto`):
 - pods' logs go to `<log_root>/<namespace>_<name>_<uid>/<container>/<attempt>.log`, the
   kubelet's layout, in the CRI log format; `container_logs` reads them back, joining
   partial (`P`) chunks into lines;
-- stop and remove of something already gone are not errors, as the interface requires.
+- stop and remove of something already gone are not errors, as the interface requires;
+- exec, attach and port-forward only return the URL of the runtime's streaming server (CRI's
+  Exec/Attach/PortForward); the kubelet relays the client's connection there.
 Timestamps convert from the CRI's nanoseconds to float seconds.
 """
 
@@ -224,6 +226,29 @@ class RemoteRuntime:
                                                                           timeout=max(1, int(timeout))),
                              timeout=timeout + self.timeout, what="ExecSync")
         return int(r.exit_code), (r.stdout + r.stderr).decode(errors="replace")
+
+    # --- streaming ---------------------------------------------------------------------------
+    async def exec(self, container_id: str, cmd: list[str], *, tty: bool, stdin: bool, stdout: bool,
+                   stderr: bool) -> str:
+        """The streaming server's URL where `cmd` runs in the container once a client connects."""
+        r = await self._call(self._runtime.Exec, pb.ExecRequest(container_id=container_id, cmd=cmd, tty=tty,
+                                                                 stdin=stdin, stdout=stdout, stderr=stderr),
+                             what="Exec")
+        return str(r.url)
+
+    async def attach(self, container_id: str, *, tty: bool, stdin: bool, stdout: bool, stderr: bool) -> str:
+        """The streaming server's URL attaching to the container's main process."""
+        r = await self._call(self._runtime.Attach, pb.AttachRequest(container_id=container_id, tty=tty, stdin=stdin,
+                                                                     stdout=stdout, stderr=stderr),
+                             what="Attach")
+        return str(r.url)
+
+    async def port_forward(self, pod_sandbox_id: str, ports: list[int] | None = None) -> str:
+        """The streaming server's URL forwarding to the sandbox's ports (any port the client names)."""
+        r = await self._call(self._runtime.PortForward,
+                             pb.PortForwardRequest(pod_sandbox_id=pod_sandbox_id, port=list(ports or [])),
+                             what="PortForward")
+        return str(r.url)
 
     # --- images ------------------------------------------------------------------------------
     async def pull_image(self, image: str) -> str:

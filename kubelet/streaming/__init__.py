@@ -28,13 +28,15 @@ is answered, to one `StreamingHandler`:
 Simulated nodes use `ProtocolStreamingHandler(SimulatedStreamingRuntime(runtime))`, which
 speaks the protocols itself (WebSocket channel protocols v1-v5, the port-forward channel and
 SPDY-tunnel protocols, SPDY/3.1 with remotecommand v1-v4 and portforward.k8s.io). A real
-node's handler instead asks the CRI runtime for a streaming URL (Exec/Attach/PortForward)
-and relays `request.head` and then both directions of `stream` to it. `write_http_error`
+node's handler, `CRIStreamingHandler(RemoteRuntime)`, instead asks the CRI runtime for a
+streaming URL (Exec/Attach/PortForward) and relays `request.head` and then both directions
+of `stream` to it (`relay.relay`), so the runtime's streaming server speaks the protocols. `write_http_error`
 answers a refused request as Go's http.Error does.
 """
 
 from collections.abc import Awaitable, Callable
 
+from kubelet.streaming.cri import CRIStreamingHandler
 from kubelet.streaming.handler import ProtocolStreamingHandler, StreamingRuntime
 from kubelet.streaming.http import streaming_http_protocol
 from kubelet.streaming.portforward import PortConnection, PortForwardError
@@ -45,7 +47,7 @@ from kubelet.streaming.transport import SocketStream, write_http_error
 
 __all__ = [
     "StreamingHandler", "StreamRequest", "SocketStream", "write_http_error", "streaming_http_protocol",
-    "ProtocolStreamingHandler", "StreamingRuntime", "StreamTarget", "TargetError",
+    "ProtocolStreamingHandler", "StreamingRuntime", "CRIStreamingHandler", "StreamTarget", "TargetError",
     "ProcessIO", "TerminalSize", "ExecError", "PortConnection", "PortForwardError",
 ]
 

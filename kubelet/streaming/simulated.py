@@ -10,28 +10,21 @@
   `<namespace>/<pod>:<port> <METHOD> <path>` (keep-alive honoured, so several requests can
   share one connection), anything else is echoed back byte for byte.
 A container must be running for exec and attach (else 400, as CRI's FailedPrecondition is
-mapped); an unknown pod or container is 404 with upstream's words.
+mapped); an unknown pod or container is 404 with upstream's words (`lookup.resolve_target`).
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from kubelet.cri.interface import (
-    CONTAINER_NAME_LABEL,
-    POD_NAME_LABEL,
-    POD_NAMESPACE_LABEL,
-    ContainerInfo,
-    ContainerState,
-    NotFoundError,
-    SandboxState,
-)
+from kubelet.cri.interface import ContainerState, NotFoundError
 from kubelet.cri.simulated import SimulatedRuntime
+from kubelet.streaming.lookup import resolve_target
 from kubelet.streaming.portforward import PortConnection, PortForwardError
 from kubelet.streaming.process_io import ProcessIO
 from kubelet.streaming.remotecommand import ExecError
 from kubelet.streaming.shell import Shell
-from kubelet.streaming.target import StreamTarget, TargetError
+from kubelet.streaming.target import StreamTarget
 
 __all__ = ["SimulatedStreamingRuntime"]
 
@@ -46,22 +39,7 @@ class SimulatedStreamingRuntime:
         self.runtime = runtime
 
     async def resolve(self, namespace: str, pod: str, container: str | None) -> StreamTarget:
-        sandboxes = [s for s in await self.runtime.list_pod_sandbox(labels={POD_NAMESPACE_LABEL: namespace,
-                                                                           POD_NAME_LABEL: pod})
-                     if s.state == SandboxState.READY]
-        if not sandboxes:
-            raise TargetError(404, "pod does not exist")
-        sandbox = max(sandboxes, key=lambda s: s.created_at)
-        if container is None:
-            return StreamTarget(namespace, pod, sandbox.uid, "", "", sandbox.id)
-        found = await self.runtime.list_containers(pod_sandbox_id=sandbox.id,
-                                                   labels={CONTAINER_NAME_LABEL: container})
-        if not found:
-            raise TargetError(404, f'container not found ("{container}")')
-        current: ContainerInfo = max(found, key=lambda c: (c.attempt, c.created_at))
-        if current.state != ContainerState.RUNNING:
-            raise TargetError(400, f'container "{container}" in pod "{pod}" is not running')
-        return StreamTarget(namespace, pod, sandbox.uid, container, current.id, sandbox.id)
+        return await resolve_target(self.runtime, namespace=namespace, pod=pod, container=container)
 
     def _running(self, target: StreamTarget) -> bool:
         try:

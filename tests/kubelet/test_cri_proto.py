@@ -77,3 +77,12 @@ def test_enums_and_services_match_containerd() -> None:
     for s in mine.service:
         for m in s.method:
             assert their_methods.get((s.name, m.name)) == (m.input_type, m.output_type), f"{s.name}.{m.name}"
+
+
+def test_streaming_rpcs_are_in_the_proto_and_in_containerd() -> None:
+    theirs = {(s.name, m.name) for s in containerd_descriptor().service for m in s.method}
+    mine = {(s.name, m.name): (m.input_type, m.output_type) for s in ours().service for m in s.method}
+    for rpc in ("Exec", "Attach", "PortForward"):
+        assert mine[("RuntimeService", rpc)] == (f".runtime.v1.{rpc}Request", f".runtime.v1.{rpc}Response")
+        assert ("RuntimeService", rpc) in theirs
+    assert [f.name for f in messages(ours())["PortForwardRequest"].field] == ["pod_sandbox_id", "port"]
