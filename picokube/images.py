@@ -23,11 +23,12 @@ __all__ = ["APPLETS", "BUSYBOX_IMAGE", "PAUSE_IMAGE", "build_busybox_image", "fi
 
 BUSYBOX_IMAGE = "docker.io/library/busybox:latest"
 PAUSE_IMAGE = "registry.local/pause:busybox"
-# Beyond what pods run: `tar` for kubectl cp, `stty`/`tty` for exec -t, the file verbs for scripts.
+# Beyond what pods run: `tar` for kubectl cp (`md5sum` to check a copy), `stty`/`tty` for exec -t,
+# the file verbs for scripts.
 APPLETS = ("sh", "sleep", "echo", "cat", "ls", "httpd", "wget", "env", "printf", "true", "false", "id", "hostname",
            "ip", "ps", "kill", "mkdir", "nc", "date", "head", "tail", "grep", "seq", "dd", "yes", "touch", "rm",
            "test", "[", "expr", "uname", "wc", "sed", "awk", "free", "tar", "stty", "tty", "pwd", "cp", "mv",
-           "chmod", "ln", "mkfifo", "rmdir")
+           "chmod", "ln", "mkfifo", "rmdir", "md5sum")
 _BUSYBOX_PATHS = ("/bin/busybox", "/usr/bin/busybox")
 
 

@@ -213,7 +213,7 @@ async def test_spdy_port_forward_reaches_httpd_in_the_pod(kubelet: Kubelet) -> N
 
 
 async def test_websocket_port_forward_reaches_httpd_in_the_pod(kubelet: Kubelet) -> None:
-    ws = await connect_websocket(kubelet.config, f"/portForward/{NS}/web", [("ports", "8080")],
+    ws = await connect_websocket(kubelet.config, f"/portForward/{NS}/web", [("port", "8080")],
                                  ["v4.channel.k8s.io"])
     try:
         assert await ws.receive() == (0, struct.pack("<H", 8080))
@@ -235,7 +235,7 @@ async def test_websocket_port_forward_reaches_httpd_in_the_pod(kubelet: Kubelet)
     (f"/exec/{NS}/web/missing", exec_params("true"), 404, 'container not found ("missing")'),
     (f"/exec/{NS}/nope/app", exec_params("true"), 404, "pod does not exist"),
     (f"/exec/{NS}/web/app", [("output", "1")], 400, "you must specify at least one command for the container"),
-    (f"/portForward/{NS}/nope", [("ports", "8080")], 404, "pod does not exist"),
+    (f"/portForward/{NS}/nope", [("port", "8080")], 404, "pod does not exist"),
 ])
 async def test_refusals_come_before_the_upgrade(kubelet: Kubelet, path: str, params: list[tuple[str, str]],
                                                 code: int, message: str) -> None:
