@@ -27,6 +27,7 @@ from kube.api import Pod
 from kube.client import RESTClient
 from kube.client.websocket import ChannelWebSocket, connect_websocket
 from kubectl.context import CommandError, run, state
+from kubectl.pod_target import pod_name
 
 __all__ = ["exec_", "default_container"]
 
@@ -126,7 +127,7 @@ async def stream_exec(ws: ChannelWebSocket, *, stdin: bool, tty: bool) -> int:
 
 
 def exec_(
-    pod: Annotated[str, typer.Argument(help="POD or pod/NAME")],
+    pod: Annotated[str, typer.Argument(help="POD, pod/NAME, deploy/NAME or rs/NAME")],
     command: Annotated[list[str] | None, typer.Argument(help="the command and its arguments, after --")] = None,
     container: Annotated[str | None, typer.Option("-c", "--container", help="The container.")] = None,
     stdin: Annotated[bool, typer.Option("-i", "--stdin", help="Pass stdin to the container.")] = False,
@@ -135,7 +136,6 @@ def exec_(
     """Execute a command in a container."""
     if not command:
         raise CommandError("you must specify at least one command for the container")
-    name = pod.split("/", 1)[1] if pod.startswith(("pod/", "pods/", "po/")) else pod
     ctx = state.ctx
     raw = tty and stdin and sys.stdin.isatty()
     if tty and not stdin:
@@ -144,6 +144,7 @@ def exec_(
 
     async def go() -> int:
         async with ctx.client() as client:
+            name = await pod_name(client, ctx.namespace, pod, verb="exec into")
             obj = await client.get_raw(Pod.info, name, ctx.namespace)
             phase = (obj.get("status") or {}).get("phase")
             if phase in ("Succeeded", "Failed"):

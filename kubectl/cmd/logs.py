@@ -8,37 +8,15 @@ previous instance map to the same query parameters kubectl sends. `deploy/NAME` 
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from kube.api import Pod
-from kube.client import RESTClient
-from kubectl.context import CommandError, emit, parse_duration, resolve, run, state
+from kubectl.context import emit, parse_duration, run, state
+from kubectl.pod_target import pod_name
 
 __all__ = ["logs"]
-
-
-async def _pod_name(client: RESTClient, ns: str, target: str) -> str:
-    kind, slash, name = target.partition("/")
-    if not slash:
-        return target
-    info = resolve(await state.ctx.rest_mapper(client), kind)
-    if info.kind == "Pod":
-        return name
-    if info.kind not in ("Deployment", "ReplicaSet"):
-        raise CommandError(f"cannot get the logs of a {info.kind}: choose a pod, deployment or replicaset")
-    obj = await client.get_raw(info, name, ns)
-    labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-    pods = (await client.list_raw(Pod.info, ns, label_selector=selector)).get("items") or []
-    if not pods:
-        raise CommandError(f"no pods found for {target}")
-    pods.sort(key=lambda p: (p["metadata"].get("creationTimestamp") or "", p["metadata"]["name"]))
-    if len(pods) > 1:
-        print(f"Found {len(pods)} pods, using pod/{pods[0]['metadata']['name']}", file=sys.stderr)
-    return str(pods[0]["metadata"]["name"])
 
 
 def logs(
@@ -57,7 +35,7 @@ def logs(
 
     async def go() -> int:
         async with ctx.client() as client:
-            name = await _pod_name(client, ctx.namespace, pod)
+            name = await pod_name(client, ctx.namespace, pod, verb="get the logs of")
             params: dict[str, Any] = {"container": container or container_arg,
                                       "follow": "true" if follow else None,
                                       "previous": "true" if previous else None,

@@ -22,6 +22,7 @@ import typer
 from kube.api import Pod
 from kube.client.websocket import ChannelWebSocket, connect_websocket
 from kubectl.context import CommandError, run, state
+from kubectl.pod_target import pod_name
 
 __all__ = ["port_forward", "parse_port_pairs"]
 
@@ -86,19 +87,19 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
 
 
 def port_forward(
-    pod: Annotated[str, typer.Argument(help="POD or pod/NAME")],
+    pod: Annotated[str, typer.Argument(help="POD, pod/NAME, deploy/NAME or rs/NAME")],
     ports: Annotated[list[str], typer.Argument(help="[LOCAL_PORT:]REMOTE_PORT ...")],
     address: Annotated[str, typer.Option("--address", help="Addresses to listen on (comma separated).")]
     = "localhost",
 ) -> None:
     """Forward one or more local ports to a pod."""
-    name = pod.split("/", 1)[1] if pod.startswith(("pod/", "pods/", "po/")) else pod
     pairs = parse_port_pairs(ports)
     hosts = ["127.0.0.1", "::1"] if address == "localhost" else [a.strip() for a in address.split(",")]
 
     async def go() -> int:
         ctx = state.ctx
         async with ctx.client() as client:
+            name = await pod_name(client, ctx.namespace, pod, verb="forward ports to")
             obj = await client.get_raw(Pod.info, name, ctx.namespace)
             phase = (obj.get("status") or {}).get("phase")
             if phase != "Running":

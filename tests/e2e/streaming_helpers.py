@@ -6,7 +6,7 @@ import contextlib
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from kube.testing.cluster import Cluster
@@ -55,9 +55,10 @@ def _quote(arg: str) -> str:
 
 
 @contextlib.contextmanager
-def background(cluster: Cluster, kubectl: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
-    """kubectl running until the block ends (then stopped)."""
-    proc = subprocess.Popen([str(kubectl), "--kubeconfig", str(cluster.kubeconfig), *args], env=cluster.env(),
+def background(cluster: Cluster, kubectl: Path | Sequence[str], *args: str) -> Iterator[subprocess.Popen[str]]:
+    """kubectl (a binary, or a command line such as pkctl's) running until the block ends (then stopped)."""
+    command = [str(kubectl)] if isinstance(kubectl, Path) else list(kubectl)
+    proc = subprocess.Popen([*command, "--kubeconfig", str(cluster.kubeconfig), *args], env=cluster.env(),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         yield proc

@@ -3,12 +3,14 @@
 The simulated kubelet speaks every protocol itself, WebSocket v5 and the port-forward tunnel
 included, so this shows what kubectl 1.30+ does when the node accepts its first choice, while
 test_streaming_cri shows real containers. Each version: exec returns output and exit code,
-stdin reaches the command, port-forward serves two ports, attach echoes what it is sent.
+stdin reaches the command, port-forward serves two ports, attach echoes what it is sent;
+and pkctl's exec and port-forward reach a Deployment's pod as kubectl's do.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -80,3 +82,20 @@ def test_exec_without_an_upgrade_or_a_host_is_refused_with_upstreams_words(clust
     cluster.kubectl_ok("apply", "-f", "-", stdin=json.dumps(doc))
     out = cluster.kubectl("exec", "nowhere", "-n", pod, "--", "true")
     assert out.returncode != 0 and "pod nowhere does not have a host assigned" in out.stderr, out
+
+
+def test_pkctl_exec_and_port_forward_reach_a_deployments_pod(cluster: Cluster, pod: str) -> None:
+    cluster.kubectl_ok("create", "deployment", "shop", "-n", pod, "--image=busybox")
+    cluster.kubectl_ok("rollout", "status", "deployment/shop", "-n", pod, "--timeout=60s")
+    out = cluster.pkctl("exec", "-n", pod, "deploy/shop", "--", "sh", "-c", "echo hi; exit 3")
+    assert (out.stdout, out.returncode) == ("hi\n", 3), out
+    assert "command terminated with exit code 3" in out.stderr, out
+    out = cluster.pkctl("exec", "-i", "-n", pod, "web", "--", "cat", stdin="piped\n")
+    assert (out.stdout, out.returncode) == ("piped\n", 0), out
+    out = cluster.pkctl("exec", "-n", pod, "svc/kubernetes", "--", "true")
+    assert out.returncode == 1 and "cannot exec into a Service" in out.stderr, out
+    port = free_port()
+    with background(cluster, [sys.executable, "-m", "kubectl"], "port-forward", "-n", pod, "deploy/shop",
+                    f"{port}:8080"):
+        body = eventually_sync(lambda: http_get(port, "/p"), timeout=30, interval=0.3, message="pkctl forwards")
+        assert body is not None and body.startswith(f"{pod}/shop-") and body.endswith(":8080 GET /p\n"), body
