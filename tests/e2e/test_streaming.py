@@ -4,7 +4,7 @@ The simulated kubelet speaks every protocol itself, WebSocket v5 and the port-fo
 included, so this shows what kubectl 1.30+ does when the node accepts its first choice, while
 test_streaming_cri shows real containers. Each version: exec returns output and exit code,
 stdin reaches the command, port-forward serves two ports, attach echoes what it is sent;
-and pkctl's exec and port-forward reach a Deployment's pod as kubectl's do.
+pkctl's exec and port-forward reach a Deployment's pod as kubectl's do; kr8s and kubernetes_asyncio exec.
 """
 
 from __future__ import annotations
@@ -99,3 +99,22 @@ def test_pkctl_exec_and_port_forward_reach_a_deployments_pod(cluster: Cluster, p
                     f"{port}:8080"):
         body = eventually_sync(lambda: http_get(port, "/p"), timeout=30, interval=0.3, message="pkctl forwards")
         assert body is not None and body.startswith(f"{pod}/shop-") and body.endswith(":8080 GET /p\n"), body
+
+
+async def test_kr8s_and_kubernetes_asyncio_exec(cluster: Cluster, pod: str) -> None:
+    import kr8s.asyncio
+    from kubernetes_asyncio import client, config
+    from kubernetes_asyncio.stream import WsApiClient
+
+    api = await kr8s.asyncio.api(kubeconfig=str(cluster.kubeconfig))
+    web = await kr8s.asyncio.objects.Pod.get("web", namespace=pod, api=api)
+    done = await web.exec(["sh", "-c", "echo hi; echo oops >&2; exit 3"], check=False)
+    assert (done.stdout, done.stderr, done.returncode) == (b"hi\n", b"oops\n", 3)
+
+    await config.load_kube_config(config_file=str(cluster.kubeconfig))
+    # Its generated signature says `command: str`; a list is what it sends as repeated `command` parameters.
+    command: Any = ["sh", "-c", "echo from asyncio"]
+    async with WsApiClient() as ws:
+        out = await client.CoreV1Api(api_client=ws).connect_get_namespaced_pod_exec(
+            "web", pod, command=command, stdout=True, stderr=True, stdin=False, tty=False)
+    assert out == "from asyncio\n"
