@@ -63,8 +63,9 @@ def _server_pod(size_mib: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "server", "namespace": NS},
             "spec": {"terminationGracePeriodSeconds": 0, "containers": [{
                 "name": "app", "image": "busybox", "imagePullPolicy": "IfNotPresent",
-                "command": ["sh", "-c", serve], "readinessProbe": {"exec": {"command": ["test", "-e", "/www/big"]},
-                                                                   "periodSeconds": 1}}]}}
+                "command": ["sh", "-c", serve],
+                # Ready once httpd listens, which is after the whole file is written.
+                "readinessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1}}]}}
 
 
 def _running(cluster: Cluster) -> dict[str, Any]:

@@ -1,11 +1,17 @@
-"""Copying bytes both ways between two connections until one side is done.
+"""Copying bytes both ways between two connections until both directions are done.
 
-Each direction reads one chunk and waits for it to be written before reading the next, so a
-slow reader slows the writer down (TCP backpressure end to end) and no more than one chunk
-per direction is ever held. As in apimachinery's UpgradeAwareHandler, the relay ends when
-either direction ends (its source closed or broke), closing both connections: the protocols
-relayed (WebSocket, SPDY) end their streams inside the connection, so a connection closed by
-one side is over for both.
+What apimachinery's UpgradeAwareHandler does once the backend answered (two copies), used by
+the API server (client ↔ kubelet or pod) and by the kubelet (API server ↔ the runtime's
+streaming server). A direction that ends does not cut the other short: the peer it was
+writing to is told with a half-close (`write_eof`) where its transport can (plain TCP), and
+the opposite direction keeps flowing until it ends too. A transport that cannot half-close
+(TLS) is closed instead, which ends the opposite direction as well: its peer has no other
+way to learn that nothing more will come. Both connections are closed on return.
+
+Guarantees: bytes arrive in order and unchanged; each direction reads one chunk and waits
+for it to be written before reading the next, so a slow reader slows its writer down (TCP
+backpressure end to end) and no more than one chunk per direction is ever held; a broken
+connection ends its direction quietly.
 """
 
 from __future__ import annotations
@@ -19,21 +25,32 @@ __all__ = ["relay"]
 
 
 async def _pump(source: SocketStream, sink: SocketStream, first: bytes) -> None:
-    if first:
-        await sink.send(first)
-    while chunk := await source.receive():
-        await sink.send(chunk)
+    try:
+        if first:
+            await sink.send(first)
+        while chunk := await source.receive():
+            await sink.send(chunk)
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        _end(sink)
+
+
+def _end(sink: SocketStream) -> None:
+    """Tell `sink`'s peer that nothing more comes: half-close if the transport can, else close."""
+    writer = sink.writer
+    if writer.is_closing():
+        return
+    with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+        if writer.can_write_eof():
+            writer.write_eof()
+            return
+    writer.close()
 
 
 async def relay(a: SocketStream, b: SocketStream, *, a_to_b_first: bytes = b"", b_to_a_first: bytes = b"") -> None:
-    """Relay until either direction ends, then close both; `*_first` are bytes already read from a side."""
-    tasks = [asyncio.ensure_future(_pump(a, b, a_to_b_first)), asyncio.ensure_future(_pump(b, a, b_to_a_first))]
+    """Relay until both directions end, then close both; `*_first` are bytes already read from a side."""
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.gather(_pump(a, b, a_to_b_first), _pump(b, a, b_to_a_first))
     finally:
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
-                await t
         await asyncio.gather(a.aclose(), b.aclose())

@@ -30,7 +30,7 @@ speaks the protocols itself (WebSocket channel protocols v1-v5, the port-forward
 SPDY-tunnel protocols, SPDY/3.1 with remotecommand v1-v4 and portforward.k8s.io). A real
 node's handler, `CRIStreamingHandler(RemoteRuntime)`, instead asks the CRI runtime for a
 streaming URL (Exec/Attach/PortForward) and relays `request.head` and then both directions
-of `stream` to it (`relay.relay`), so the runtime's streaming server speaks the protocols. `write_http_error`
+of `stream` to it (`kube.httpstream.relay`), so the runtime's streaming server speaks the protocols. `write_http_error`
 answers a refused request as Go's http.Error does.
 """
 

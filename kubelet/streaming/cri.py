@@ -9,7 +9,7 @@ Mirrors the kubelet's `server.go` getExec/getAttach/getPortForward with `proxySt
    client's request head with the request-target replaced by the URL's path and query (and
    `Host` by the URL's, as Go's proxy does; every other header kept: Upgrade, Connection,
    Sec-WebSocket-*, X-Stream-Protocol-Version), then relay both directions byte for byte
-   (`relay.relay`) until both are done. The streaming server answers the upgrade itself, so
+   (`kube.httpstream.relay`, with half-close) until both are done. The streaming server answers the upgrade itself, so
    every protocol it speaks (SPDY/3.1; WebSocket channel protocols up to v4 for containerd
    1.6) reaches the client unchanged, and what it refuses is refused.
 Everything refused before the relay starts gets a plain HTTP error (`write_http_error`):
@@ -27,10 +27,10 @@ import ssl
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from kube.httpstream import relay
 from kubelet.cri.interface import CRIError, NotFoundError
 from kubelet.streaming.lookup import LabelledRuntime, resolve_target
 from kubelet.streaming.portforward import ports_from_query
-from kubelet.streaming.relay import relay
 from kubelet.streaming.remotecommand import options_from_query
 from kubelet.streaming.target import StreamRequest, TargetError
 from kubelet.streaming.transport import SocketStream, write_http_error
@@ -124,7 +124,7 @@ class CRIStreamingHandler:
             if parts.query:
                 target += "?" + parts.query
             await backend.send(replay_head(request.head, target=target, host=parts.netloc))
-            await relay(stream.reader, stream.writer, reader, writer)
+            await relay(stream, backend)
         except (ConnectionError, OSError):
             pass
         finally:

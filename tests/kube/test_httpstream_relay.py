@@ -1,7 +1,7 @@
-"""The byte relay between a client and a runtime's streaming server, and the replayed request head.
+"""The byte relay of upgraded connections, and the request head the kubelet replays to a runtime.
 
-Real TCP connections on localhost: a client, a relay in the middle (as the kubelet's CRI
-handler runs it) and a backend.
+Real TCP connections on localhost: a client, a relay in the middle (as the API server and the
+kubelet's CRI handler run it) and a backend.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import pytest
 import pytest_asyncio
 
+from kube.httpstream import SocketStream, relay
 from kubelet.streaming.cri import replay_head
-from kubelet.streaming.relay import relay
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -59,10 +59,8 @@ async def middle(request: pytest.FixtureRequest) -> AsyncIterator[Middle]:
 
     async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         b_reader, b_writer = await asyncio.open_connection("127.0.0.1", backend_port)
-        await relay(reader, writer, b_reader, b_writer)
+        await relay(SocketStream(reader, writer), SocketStream(b_reader, b_writer))
         relayed.set()
-        writer.close()
-        b_writer.close()
 
     server, port = await _serve(proxy)
     try:
