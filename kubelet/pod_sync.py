@@ -210,7 +210,8 @@ class PodSyncer:
         terminal = is_pod_terminal(pod)
         if terminal:
             await self.kill(pod, grace=0, reason=None)
-            return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True))
+            return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True),
+                              ephemeral_views=await self.views(pod, None, ephemeral=True))
         sandbox = await self._ensure_sandbox(pod)
         instances = await self.runtime.list_containers(pod_sandbox_id=sandbox.id)
         policy = pod.spec.restart_policy or "Always"

@@ -98,3 +98,18 @@ async def test_an_exited_container_is_never_restarted(admin: RESTClient, ns: str
     assert again.container_id == done.container_id and again.restart_count == 0
     pod = await admin.get(Pod, "job", ns)
     assert pod.status.phase == "Running"
+
+
+async def test_a_finished_pod_keeps_reporting_its_ephemeral_containers(admin: RESTClient, ns: str) -> None:
+    await admin.create(Pod.model_validate({"metadata": {"name": "short", "namespace": ns}, "spec": {
+        "nodeName": "node-1", "restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+        "containers": [{"name": "app", "image": "busybox", "command": ["sh", "-c", "sleep 4; exit 0"]}]}}))
+    await add(admin, ns, "short", name="debugger", targetContainerName="app", command=["sh", "-c", "sleep 3600"])
+    await ephemeral_status(admin, ns, "short", "debugger", "running")
+
+    async def succeeded() -> Pod | None:
+        p = await admin.get(Pod, "short", ns)
+        return p if p.status.phase == "Succeeded" else None
+    await eventually(succeeded, timeout=30, message="short Succeeded")
+    stopped = await ephemeral_status(admin, ns, "short", "debugger", "terminated")
+    assert stopped.restart_count == 0
