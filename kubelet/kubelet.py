@@ -58,7 +58,7 @@ _STUCK = frozenset({"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "Cr
 logger = logging.getLogger(__name__)
 
 _STATUS_KEYS = ("phase", "conditions", "hostIP", "hostIPs", "podIP", "podIPs", "startTime", "containerStatuses",
-                "initContainerStatuses", "qosClass")
+                "initContainerStatuses", "ephemeralContainerStatuses", "qosClass")
 _FULL_RESYNC = 10.0
 
 
@@ -151,7 +151,8 @@ class Kubelet:
                 span.set_attribute("kubelet.not_ready_containers", [v.name for v in result.views if v.ready is False])
         status = compute_pod_status(pod, result.sandbox, result.views, runtime=self.runtime_name,
                                     host_ip=self.config.address, init_views=result.init_views,
-                                    initialized=result.initialized, init_failed=result.init_failed)
+                                    initialized=result.initialized, init_failed=result.init_failed,
+                                    ephemeral_views=result.ephemeral_views)
         hop = current_hop()
         if hop is not None:
             hop.set_attribute("k8s.pod.phase", str(status.get("phase") or ""))
@@ -195,7 +196,8 @@ class Kubelet:
         await self.syncer.kill(pod, grace=float(grace))
         views = await self.syncer.views(pod, None)
         status = compute_pod_status(pod, None, views, runtime=self.runtime_name, host_ip=self.config.address,
-                                    init_views=await self.syncer.views(pod, None, init=True))
+                                    init_views=await self.syncer.views(pod, None, init=True),
+                                    ephemeral_views=await self.syncer.views(pod, None, ephemeral=True))
         if not is_phase_terminal(status["phase"]):
             codes = [cs["state"].get("terminated", {}).get("exitCode", 0) for cs in status["containerStatuses"]]
             status["phase"] = "Failed" if any(codes) else "Succeeded"

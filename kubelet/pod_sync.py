@@ -8,7 +8,12 @@ Mirrors kuberuntime_manager.go `SyncPod`/`KillPod` and the container restart rul
   the restart policy says so (`Always`; `OnFailure` for a non-zero exit) after the
   CrashLoopBackOff delay, 10 s doubling to 300 s, counted from when it exited;
 - `kill()` stops every container with the pod's grace period, then stops and removes the
-  sandbox. It is idempotent, so a resync may repeat it at no cost.
+  sandbox. It is idempotent, so a resync may repeat it at no cost;
+- ephemeral containers (kuberuntime_manager.go computePodActions) start once each in the
+  pod's running sandbox, even before initialization completes, and are never restarted: one
+  that has an instance in any of the pod's sandboxes is left as it is. With
+  `targetContainerName` it joins the target's process namespace (CRI pid TARGET), so it
+  waits for the target to run.
 `sync()` returns the container views the status is computed from, and how long until the
 pod needs another look (a pending back-off), or None.
 """
@@ -20,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from kube.api import Container, Pod
+from kube.api import Container, EphemeralContainer, Pod
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.podutil import is_pod_terminal
 from kube.quantity import cpu_millis, to_int
@@ -67,6 +72,7 @@ class SyncResult:
     """Every init container has exited 0 (vacuously true without any)."""
     init_failed: bool = False
     """An init container failed and restartPolicy Never forbids another try: the pod fails."""
+    ephemeral_views: list[ContainerView] = field(default_factory=list)
 
 
 def _sandbox_config(pod: Pod, attempt: int, dns_config: DNSConfig | None = None) -> PodSandboxConfig:
@@ -150,6 +156,19 @@ def _crash_loop_wait(pod: Pod, exited: ContainerInfo, view: ContainerView, now: 
     return wait
 
 
+def _sooner(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _running_target(spec: EphemeralContainer, instances: list[ContainerInfo]) -> str | None:
+    """The id to share processes with: "" without a target, None while the target is not running."""
+    if not spec.target_container_name:
+        return ""
+    mine = _instances(instances, spec.target_container_name)
+    running = mine[-1] if mine and mine[-1].state == ContainerState.RUNNING else None
+    return running.id if running is not None else None
+
+
 def _view(name: str, image: str, mine: list[ContainerInfo]) -> ContainerView:
     return ContainerView(name, image, mine[-1] if mine else None, mine[-2] if len(mine) > 1 else None,
                          restart_count=mine[-1].attempt if mine else 0)
@@ -191,17 +210,20 @@ class PodSyncer:
         terminal = is_pod_terminal(pod)
         if terminal:
             await self.kill(pod, grace=0, reason=None)
-            return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True))
+            return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True),
+                              ephemeral_views=await self.views(pod, None, ephemeral=True))
         sandbox = await self._ensure_sandbox(pod)
         instances = await self.runtime.list_containers(pod_sandbox_id=sandbox.id)
         policy = pod.spec.restart_policy or "Always"
         init_views, initialized, init_failed, retry = await self._sync_init_containers(pod, sandbox, instances)
+        ephemeral_views, ephemeral_retry = await self._sync_ephemeral_containers(pod, sandbox)
+        retry = _sooner(retry, ephemeral_retry)
         if not initialized:
             pending = [_view(c.name, c.image or "", []) for c in pod.spec.containers]
             for view in pending:
                 view.waiting_reason = "PodInitializing"
             return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), pending, retry, init_views,
-                              initialized=False, init_failed=init_failed)
+                              initialized=False, init_failed=init_failed, ephemeral_views=ephemeral_views)
         views: list[ContainerView] = []
         now = time.time()
         for spec in pod.spec.containers:
@@ -217,7 +239,7 @@ class PodSyncer:
                 if wait is not None:
                     retry = wait if retry is None else min(retry, wait)
                     continue
-            wait = await self._start_container(pod, sandbox, spec.name, spec.image or "", view)
+            wait = await self._start_container(pod, sandbox, spec, view)
             if wait is not None:
                 retry = wait if retry is None else min(retry, wait)
         # Re-read so the status shows what just started.
@@ -233,7 +255,36 @@ class PodSyncer:
         for view in views:  # keep at most the newest two instances of each container (for lastState)
             for stale in _instances(fresh, view.name)[:-2]:
                 await self.runtime.remove_container(stale.id)
-        return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry, init_views)
+        return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry, init_views,
+                          ephemeral_views=ephemeral_views)
+
+    async def _sync_ephemeral_containers(self, pod: Pod, sandbox: PodSandbox
+                                         ) -> tuple[list[ContainerView], float | None]:
+        """Start each ephemeral container that never ran; (their views, retry after)."""
+        specs = pod.spec.ephemeral_containers or []
+        if not specs:
+            return [], None
+        everywhere = await self.runtime.list_containers(labels={POD_UID_LABEL: str(pod.metadata.uid)})
+        here = [c for c in everywhere if c.pod_sandbox_id == sandbox.id]
+        views: list[ContainerView] = []
+        retry: float | None = None
+        for spec in specs:
+            view = _view(spec.name, spec.image or "", _instances(everywhere, spec.name))
+            views.append(view)
+            if view.current is not None:
+                continue  # never restarted
+            target_id = _running_target(spec, here)
+            if target_id is None:
+                view.waiting_reason = "ContainerCreating"
+                retry = _sooner(retry, 1.0)
+                continue
+            retry = _sooner(retry, await self._start_container(pod, sandbox, spec, view, target_id=target_id))
+            mine = _instances(await self.runtime.list_containers(pod_sandbox_id=sandbox.id), spec.name)
+            if mine:
+                view.current = mine[-1]
+        for view in views:
+            view.restart_count = 0
+        return views, retry
 
     async def _sync_init_containers(self, pod: Pod, sandbox: PodSandbox, instances: list[ContainerInfo]
                                     ) -> tuple[list[ContainerView], bool, bool, float | None]:
@@ -262,7 +313,7 @@ class PodSyncer:
                 wait = _crash_loop_wait(pod, cur, view, now, self.max_restart_period)
                 if wait is not None:
                     return views + pending, False, False, wait
-            retry = await self._start_container(pod, sandbox, spec.name, spec.image or "", view)
+            retry = await self._start_container(pod, sandbox, spec, view)
             fresh = _instances(await self.runtime.list_containers(pod_sandbox_id=sandbox.id), spec.name)
             if fresh:
                 view.current, view.previous = fresh[-1], (fresh[-2] if len(fresh) > 1 else None)
@@ -270,10 +321,10 @@ class PodSyncer:
             return views + pending, False, False, retry if retry is not None else 0.5
         return views, True, False, None
 
-    async def _start_container(self, pod: Pod, sandbox: PodSandbox, name: str, image: str,
-                               view: ContainerView) -> float | None:
+    async def _start_container(self, pod: Pod, sandbox: PodSandbox, spec: Container, view: ContainerView, *,
+                               target_id: str = "") -> float | None:
+        name, image = spec.name, spec.image or ""
         key = (str(pod.metadata.uid), name)
-        spec = next(c for c in [*(pod.spec.init_containers or []), *pod.spec.containers] if c.name == name)
         with child_span("ImageStatus", image=image):
             present = await self.runtime.image_status(image) is not None
         if not present and spec.image_pull_policy == "Never":
@@ -309,7 +360,8 @@ class PodSyncer:
         config = ContainerConfig(name=name, image=image, command=tuple(spec.command or ()), args=tuple(spec.args or ()),
                                  env=container_env(pod, spec, sandbox, self.host_ip),
                                  working_dir=spec.working_dir or "", attempt=attempt, labels=labels,
-                                 **_resources(spec))
+                                 stdin=bool(spec.stdin), stdin_once=bool(spec.stdin_once), tty=bool(spec.tty),
+                                 pid_target_id=target_id, **_resources(spec))
         sandbox_config = _sandbox_config(pod, sandbox.attempt, self.dns.pod_dns(pod).config)
         try:
             with child_span("CreateContainer", container=name, image=image):
@@ -327,12 +379,15 @@ class PodSyncer:
                                                               f"{pod.metadata.name}_{pod.metadata.namespace}")
         return None
 
-    async def views(self, pod: Pod, sandbox: PodSandbox | None, *, init: bool = False) -> list[ContainerView]:
-        """Container views (of the init containers, with `init`) from whatever the runtime still holds."""
+    async def views(self, pod: Pod, sandbox: PodSandbox | None, *, init: bool = False,
+                    ephemeral: bool = False) -> list[ContainerView]:
+        """Container views (of the init containers with `init`, of the ephemeral ones with `ephemeral`)
+        from whatever the runtime still holds."""
         instances: list[ContainerInfo] = []
         for sb in await self.sandboxes_of(str(pod.metadata.uid)):
             instances.extend(await self.runtime.list_containers(pod_sandbox_id=sb.id))
-        specs = (pod.spec.init_containers or []) if init else pod.spec.containers
+        specs: list[Container] = list(pod.spec.ephemeral_containers or []) if ephemeral else \
+            (pod.spec.init_containers or []) if init else pod.spec.containers
         return [_view(spec.name, spec.image or "", _instances(instances, spec.name)) for spec in specs]
 
     async def kill(self, pod: Pod, *, grace: float, reason: str | None = "Killing") -> None:

@@ -9,7 +9,9 @@ Mirrors kubelet_pods.go `generateAPIPodStatus` and `getPhase`, reduced:
   condition's status changes. Without probes a container is ready while it runs, with them
   when its readiness (and startup) probe says so;
 - containerStatuses in spec order with state, lastState, restartCount, image, imageID and
-  containerID (`<runtime>://<id>`); podIP/podIPs from the sandbox, hostIP from the node.
+  containerID (`<runtime>://<id>`); podIP/podIPs from the sandbox, hostIP from the node;
+- ephemeralContainerStatuses likewise, but never ready, never restarted and without
+  `started` (no probes run on them); they count for neither phase nor readiness.
 The result is a plain dict in wire form, ready for a merge patch of pods/status.
 """
 
@@ -92,6 +94,12 @@ def _container_status(view: ContainerView, runtime: str) -> dict[str, Any]:
     return status
 
 
+def _ephemeral_status(view: ContainerView, runtime: str) -> dict[str, Any]:
+    status = _container_status(view, runtime)
+    status.pop("started", None)
+    return {**status, "ready": False, "restartCount": 0}
+
+
 def _phase(pod: Pod, views: list[ContainerView]) -> str:
     policy = pod.spec.restart_policy or "Always"
     pending = running = succeeded = failed = 0
@@ -150,7 +158,8 @@ def _conditions(pod: Pod, sandbox_ready: bool, all_ready: bool, now: str, *,
 
 def compute_pod_status(pod: Pod, sandbox: PodSandbox | None, views: list[ContainerView], *, runtime: str,
                        host_ip: str, now: str | None = None, init_views: list[ContainerView] | None = None,
-                       initialized: bool = True, init_failed: bool = False) -> dict[str, Any]:
+                       initialized: bool = True, init_failed: bool = False,
+                       ephemeral_views: list[ContainerView] | None = None) -> dict[str, Any]:
     """The pod's status now, in wire form; terminal phases are kept once reached.
 
     While init containers run the pod is Pending and not Initialized; an init container
@@ -174,6 +183,8 @@ def compute_pod_status(pod: Pod, sandbox: PodSandbox | None, views: list[Contain
     if init_views:
         status["initContainerStatuses"] = [{**_container_status(v, runtime), "ready": _init_done(v)}
                                            for v in init_views]
+    if ephemeral_views:
+        status["ephemeralContainerStatuses"] = [_ephemeral_status(v, runtime) for v in ephemeral_views]
     if sandbox_ready and sandbox is not None and sandbox.ip:
         status["podIP"] = sandbox.ip
         status["podIPs"] = [{"ip": sandbox.ip}]

@@ -14,6 +14,7 @@ from apiserver.registry.kinds import strategy_for
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
 from apiserver.registry.rest import (
     BindingStorage,
+    EphemeralContainersStorage,
     EvictionStorage,
     FinalizeStorage,
     KubeletClient,
@@ -83,6 +84,8 @@ def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStor
         return BindingStorage(store)
     if name == "eviction":
         return EvictionStorage(store)
+    if name == "ephemeralcontainers":
+        return EphemeralContainersStorage(store)
     if name == "log":
         return LogStorage(store, stores["nodes"], kubelet)
     if name in ("exec", "attach", "portforward"):

@@ -447,7 +447,8 @@ class RegistryStore:
             self.strategy.prepare_for_update(new, old, subresource=subresource)
             if self.schema is not None:
                 normalize_quantities(new, self.schema)
-            errs = self.strategy.validate_update(new, old)
+            errs = self.strategy.validate_update(new, old) if subresource is None else \
+                self.strategy.validate_subresource_update(new, old, subresource=subresource)
             if errs:
                 raise self.invalid(name, errs)
             if admission is not None and attrs is not None:

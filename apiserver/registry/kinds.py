@@ -7,6 +7,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from apiserver.apiextensions.crd_strategy import CRDStrategy
+from apiserver.registry.defaults import apply_defaults
+from apiserver.registry.ephemeral_validation import (
+    validate_ephemeral_containers,
+    validate_ephemeral_containers_create,
+    validate_ephemeral_containers_update,
+)
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.service import EndpointSliceStrategy, EndpointsStrategy, ServiceStrategy
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
@@ -19,12 +25,16 @@ from apiserver.validation.config_data import (
     validate_secret_update,
 )
 from apiserver.validation.field import go_label_selector, invalid
+from apiserver.validation.schema_checks import merge_errors
 from kube.errors import FieldError
 from kube.qos import qos_class
 from kube.resources import RESOURCES, ResourceInfo
 
-__all__ = ["strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy", "SecretStrategy",
-           "ConfigMapStrategy"]
+__all__ = ["EPHEMERAL_CONTAINERS", "strategy_for", "PodStrategy", "NamespaceStrategy", "WorkloadStrategy",
+           "SecretStrategy", "ConfigMapStrategy"]
+
+EPHEMERAL_CONTAINERS = "ephemeralcontainers"
+"""The pods subresource through which ephemeral containers are added (and nothing else changes)."""
 
 
 def _mapping(container: Obj, field: str) -> dict[str, Any] | None:
@@ -57,11 +67,38 @@ class PodStrategy(Strategy):
         spec = obj.get("spec")
         if not isinstance(spec, dict):
             return [*errs, FieldError("spec", "Required value", reason="FieldValueRequired")]
-        return errs + validate_pod_spec(spec, "spec")
+        return errs + validate_pod_spec(spec, "spec") + validate_ephemeral_containers(spec)
+
+    def validate(self, obj: Obj) -> list[FieldError]:
+        spec = obj.get("spec")
+        create_only = validate_ephemeral_containers_create(spec) if isinstance(spec, dict) else []
+        return super().validate(obj) + create_only
 
     def validate_kind_update(self, new: Obj, old: Obj) -> list[FieldError]:
         errs = self.validate_kind(new)
         return errs + validate_pod_spec_update(new, old)
+
+    def prepare_for_update(self, new: Obj, old: Obj, *, subresource: str | None) -> None:
+        if subresource != EPHEMERAL_CONTAINERS:
+            super().prepare_for_update(new, old, subresource=subresource)
+            return
+        # dropNonEphemeralContainerUpdates: the stored pod, with the submitted ephemeral containers.
+        submitted = (new.get("spec") or {}).get("ephemeralContainers") if isinstance(new.get("spec"), dict) else None
+        resource_version = (new.get("metadata") or {}).get("resourceVersion")
+        new.clear()
+        new.update(copy.deepcopy(old))
+        new["metadata"]["resourceVersion"] = resource_version
+        if submitted is None:
+            new.setdefault("spec", {}).pop("ephemeralContainers", None)
+        else:
+            new.setdefault("spec", {})["ephemeralContainers"] = submitted
+        apply_defaults(self.info.kind, new)
+
+    def validate_subresource_update(self, new: Obj, old: Obj, *, subresource: str) -> list[FieldError]:
+        if subresource != EPHEMERAL_CONTAINERS:
+            return super().validate_subresource_update(new, old, subresource=subresource)
+        return merge_errors(self.validate_kind(new) + validate_ephemeral_containers_update(new, old),
+                            self._schema_errors(new))
 
     def graceful_delete_seconds(self, obj: Obj, requested: int | None) -> int:
         spec, status = obj.get("spec") or {}, obj.get("status") or {}

@@ -25,7 +25,7 @@ from apiserver.validation.schema_checks import QUANTITY_FORMAT_MSG
 from kube.errors import FieldError
 from kube.quantity import parse_quantity
 
-__all__ = ["validate_pod_spec", "validate_pod_spec_update"]
+__all__ = ["validate_container", "validate_pod_spec", "validate_pod_spec_update"]
 
 Obj = dict[str, Any]
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -68,7 +68,8 @@ def _resources(errs: list[FieldError], path: str, resources: Any) -> None:
                                    f"{name} limit of {resources['limits'][name]}"))
 
 
-def _container(errs: list[FieldError], path: str, c: Obj, seen: set[str]) -> None:
+def validate_container(errs: list[FieldError], path: str, c: Obj, seen: set[str]) -> None:
+    """The checks every kind of container gets; `seen` holds the names taken so far (and gains this one)."""
     name = c.get("name")
     if not name:
         errs.append(FieldError(f"{path}.name", "Required value", reason="FieldValueRequired"))
@@ -114,7 +115,7 @@ def validate_pod_spec(spec: Obj, path: str) -> list[FieldError]:
     for field, items in (("initContainers", spec.get("initContainers") or []), ("containers", containers)):
         for i, c in enumerate(items if isinstance(items, list) else []):
             if isinstance(c, dict):
-                _container(errs, f"{path}.{field}[{i}]", c, seen)
+                validate_container(errs, f"{path}.{field}[{i}]", c, seen)
             else:
                 errs.append(FieldError(f"{path}.{field}[{i}]", "Invalid value: must be an object"))
     _enum(errs, f"{path}.restartPolicy", spec.get("restartPolicy"), ("Always", "OnFailure", "Never"))

@@ -162,6 +162,10 @@ class Strategy:
         """Every error in an updated object, including changes the kind forbids."""
         return merge_errors(self.validate_kind_update(new, old), self._schema_errors(new))
 
+    def validate_subresource_update(self, new: Obj, old: Obj, *, subresource: str) -> list[FieldError]:
+        """Every error in an update made through `subresource` (by default: as an update of the object)."""
+        return self.validate_update(new, old)
+
     def _schema_errors(self, obj: Obj) -> list[FieldError]:
         return schema_errors(obj, self.schema) if self.schema is not None else []
 

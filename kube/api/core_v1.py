@@ -27,6 +27,7 @@ __all__ = [
     "ContainerStateWaiting",
     "ContainerStatus",
     "EnvVar",
+    "EphemeralContainer",
     "Event",
     "EventSource",
     "ExecAction",
@@ -237,6 +238,16 @@ class Container(KubeModel):
     startup_probe: Probe | None = None
     restart_policy: str | None = None
     """Only on init containers: `Always` makes one a sidecar that keeps running beside the others."""
+    stdin: bool | None = None
+    stdin_once: bool | None = None
+    tty: bool | None = None
+
+
+class EphemeralContainer(Container):
+    """A debugging container added to a running pod (pods/ephemeralcontainers); run once, never restarted."""
+
+    target_container_name: str | None = None
+    """The container whose process namespace this one joins."""
 
 
 class Toleration(KubeModel):
@@ -322,6 +333,7 @@ class PodDNSConfig(KubeModel):
 class PodSpec(KubeModel):
     containers: list[Container] = Field(default_factory=list)
     init_containers: list[Container] | None = None
+    ephemeral_containers: list[EphemeralContainer] | None = None
     node_name: str | None = None
     node_selector: dict[str, str] | None = None
     scheduler_name: str | None = None
@@ -407,6 +419,7 @@ class PodStatus(KubeModel):
     start_time: str | None = None
     container_statuses: list[ContainerStatus] | None = None
     init_container_statuses: list[ContainerStatus] | None = None
+    ephemeral_container_statuses: list[ContainerStatus] | None = None
     nominated_node_name: str | None = None
 
     def condition(self, type_: str) -> PodCondition | None:

@@ -118,6 +118,14 @@ class ContainerConfig:
     cpu_limit_millis: int = 0
     cpu_request_millis: int = 0
     memory_limit_bytes: int = 0
+    # The container's stdin stays open for `attach` (closed after the first attach with
+    # stdin_once); tty gives it a terminal.
+    stdin: bool = False
+    stdin_once: bool = False
+    tty: bool = False
+    pid_target_id: str = ""
+    """Join this container's process namespace (CRI NamespaceMode TARGET), as an ephemeral
+    container with a targetContainerName does; the target must be running."""
 
 
 @dataclass(frozen=True)

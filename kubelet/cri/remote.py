@@ -55,6 +55,15 @@ def _dns_config(config: DNSConfig | None) -> pb.DNSConfig | None:
     return pb.DNSConfig(servers=list(config.servers), searches=list(config.searches), options=list(config.options))
 
 
+def _security_context(config: ContainerConfig, sandbox: PodSandboxConfig) -> pb.LinuxContainerSecurityContext | None:
+    """Namespaces for a container that joins another's processes (TARGET); None keeps the runtime's defaults."""
+    if not config.pid_target_id:
+        return None
+    return pb.LinuxContainerSecurityContext(namespace_options=pb.NamespaceOption(
+        network=pb.NODE if sandbox.host_network else pb.POD, pid=pb.TARGET, ipc=pb.POD,
+        target_id=config.pid_target_id))
+
+
 def _seconds(ns: int) -> float | None:
     return ns / 1e9 if ns else None
 
@@ -156,7 +165,9 @@ class RemoteRuntime:
                 image=pb.ImageSpec(image=config.image), command=list(config.command), args=list(config.args),
                 working_dir=config.working_dir, envs=[pb.KeyValue(key=k, value=v) for k, v in config.env.items()],
                 labels=dict(config.labels), annotations=dict(config.annotations),
-                log_path=f"{config.name}/{config.attempt}.log", linux=pb.LinuxContainerConfig(resources=resources)))
+                log_path=f"{config.name}/{config.attempt}.log", stdin=config.stdin, stdin_once=config.stdin_once,
+                tty=config.tty, linux=pb.LinuxContainerConfig(
+                    resources=resources, security_context=_security_context(config, sandbox_config))))
         r = await self._call(self._runtime.CreateContainer, request, timeout=max(self.timeout, 60),
                              what="CreateContainer")
         return str(r.container_id)

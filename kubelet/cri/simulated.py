@@ -20,7 +20,9 @@ Behaviour, all driven by the injected `Clock` so tests can advance time:
 - each container keeps log lines (`container_logs`): `started <name> with image <image>`,
   then whatever its script `echo`es or `cat`s, for the pods/log feature; the files it can
   `cat` are its sandbox's /etc/resolv.conf (rendered from the sandbox's DNS config as
-  containerd writes it) and /etc/hostname.
+  containerd writes it) and /etc/hostname;
+- a container created with `pid_target_id` (an ephemeral container with a target) needs that
+  container running in the same sandbox, as containerd does to join its pid namespace.
 Everything lives in memory: a new instance (a restarted kubelet) starts empty.
 """
 
@@ -218,6 +220,11 @@ class SimulatedRuntime:
         image = self._images.get(normalize_image(config.image))
         if image is None:
             raise CRIError(f"image {config.image!r} is not present on the node")
+        if config.pid_target_id:  # containerd joins the target's pid namespace, so it must run in this sandbox
+            target = self._containers.get(config.pid_target_id)
+            if target is None or target.sandbox_id != pod_sandbox_id or \
+                    self._state(target)[0] != ContainerState.RUNNING:
+                raise CRIError(f"target container {config.pid_target_id} is not running in sandbox {pod_sandbox_id}")
         ref = normalize_image(config.image)
         program = interpret(config.command, config.args, files=sandbox_files(sandbox.config))
         if ref in self.exit_codes:

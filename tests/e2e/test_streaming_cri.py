@@ -171,6 +171,39 @@ def test_debug_adds_an_ephemeral_container_sharing_the_target(cluster: Cluster, 
     assert f"dbg-{minor}" in [c["name"] for c in pod["status"]["ephemeralContainerStatuses"]]
 
 
+def ephemeral_state(cluster: Cluster, ns: str, pod: str, container: str, state: str) -> dict[str, Any]:
+    def reached() -> dict[str, Any] | None:
+        p = json.loads(cluster.kubectl_ok("get", "pod", pod, "-n", ns, "-o", "json"))
+        for cs in p["status"].get("ephemeralContainerStatuses") or []:
+            if cs["name"] == container and state in cs["state"]:
+                return dict(cs)
+        return None
+    return eventually_sync(reached, timeout=90, interval=0.3, message=f"{container} {state}")
+
+
+def test_an_ephemeral_container_with_a_target_sees_its_processes(cluster: Cluster, web: str) -> None:
+    patch = {"spec": {"ephemeralContainers": [{
+        "name": "peek", "image": "busybox", "imagePullPolicy": "IfNotPresent", "targetContainerName": "app",
+        "command": ["sleep", "3600"]}]}}
+    cluster.kubectl_ok("patch", "pod", "web", "-n", web, "--subresource=ephemeralcontainers", "--type=strategic",
+                       "-p", json.dumps(patch))
+    status = ephemeral_state(cluster, web, "web", "peek", "running")
+    assert status["ready"] is False and status["restartCount"] == 0
+    assert status["containerID"].startswith("containerd://") and status["imageID"]
+    out = cluster.kubectl_ok("exec", "web", "-n", web, "-c", "peek", "--", "sh", "-c", "ps -o comm | grep -c httpd")
+    assert out.strip() == "2"
+
+
+@pytest.mark.parametrize("minor", VERSIONS)
+def test_debug_without_a_terminal_creates_the_container(cluster: Cluster, web: str, minor: int) -> None:
+    name = f"once-{minor}"
+    out = run_kubectl(cluster, kubectl_binary(minor), "debug", "web", "-n", web, "--image=busybox",
+                      "--image-pull-policy=IfNotPresent", "--target=app", f"--container={name}", "--", "true")
+    assert out.returncode == 0, out.stderr
+    status = ephemeral_state(cluster, web, "web", name, "terminated")
+    assert status["state"]["terminated"]["exitCode"] == 0 and status["restartCount"] == 0
+
+
 def test_rbac_refuses_exec_without_create_on_pods_exec(cluster: Cluster, web: str) -> None:
     cluster.kubectl_ok("create", "serviceaccount", "viewer", "-n", web)
     cluster.kubectl_ok("create", "rolebinding", "viewer", "-n", web, "--clusterrole=view",

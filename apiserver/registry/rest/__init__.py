@@ -2,6 +2,7 @@
 
 from apiserver.registry.rest.access_review import SelfSubjectAccessReviewStorage
 from apiserver.registry.rest.binding import BindingStorage
+from apiserver.registry.rest.ephemeral_containers import EphemeralContainersStorage
 from apiserver.registry.rest.eviction import EvictionStorage
 from apiserver.registry.rest.interfaces import (
     CollectionDeleter,
@@ -30,10 +31,10 @@ from apiserver.registry.rest.status import FinalizeStorage, StatusStorage
 from apiserver.registry.rest.token import TokenRequestStorage
 from apiserver.registry.rest.upgrade import ProxyTransport
 
-__all__ = ["BindingStorage", "CollectionDeleter", "Connecter", "Context", "Creater", "EvictionStorage",
-           "FinalizeStorage", "GracefulDeleter", "Getter", "Kind", "KubeletClient", "Lister", "LogStorage",
-           "NodeProxyStorage", "PodProxyStorage", "PodStreamStorage", "ProxyTransport", "ResourceStorage",
-           "ServiceProxyStorage",
+__all__ = ["BindingStorage", "CollectionDeleter", "Connecter", "Context", "Creater", "EphemeralContainersStorage",
+           "EvictionStorage", "FinalizeStorage", "GracefulDeleter", "Getter", "Kind", "KubeletClient", "Lister",
+           "LogStorage", "NodeProxyStorage", "PodProxyStorage", "PodStreamStorage", "ProxyTransport",
+           "ResourceStorage", "ServiceProxyStorage",
            "ScaleStorage", "SelfSubjectAccessReviewStorage", "SelfSubjectReviewStorage",
            "SelfSubjectRulesReviewStorage", "StatusStorage", "Storage", "TokenRequestStorage",
            "UpdateFunc", "Updater", "Watcher", "verbs_of"]
