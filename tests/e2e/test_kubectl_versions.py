@@ -3,9 +3,9 @@
 Each version gets its own namespace on one API server with a controller-manager, and runs:
 apply with default validation, diff, edit, explain with descriptions, the `create`
 generators, `auth can-i` (also `--list` and `--as`), `auth whoami`, `wait` and
-`rollout status` returning once the condition holds, `debug` answered as upstream answers
-a cluster without ephemeral containers, and an apply of an unknown kind that says "no matches
-for kind". The failures of one version are reported together, step by step.
+`rollout status` returning once the condition holds, `debug` adding an ephemeral container
+to a pod, and an apply of an unknown kind that says "no matches for kind". The failures of
+one version are reported together, step by step.
 """
 
 from __future__ import annotations
@@ -123,7 +123,9 @@ def test_everyday_script(api: ApiServerHarness, controller_manager: Process, min
     s.step("wait", "wait", "--for=jsonpath={.data.color}=edited", "configmap/settings", "--timeout=30s",
            says="condition met")
     s.step("apply pod", "apply", "-f", s.file("pod.yaml", POD), says="pod/target created")
-    s.step("debug", "debug", "pod/target", "--image=busybox", code=1, says="ephemeral containers are disabled")
+    s.step("debug", "debug", "pod/target", "--image=busybox", "--container=debugger")
+    s.step("ephemeral container", "get", "pod/target", "-o", "jsonpath={.spec.ephemeralContainers[0].name}",
+           says="debugger")
     s.step("unknown kind", "apply", "-f", s.file("gizmo.yaml", UNKNOWN_KIND), code=1,
            says='no matches for kind "Gizmo"')
     assert not s.failures, f"kubectl 1.{minor}:\n" + "\n".join(s.failures)

@@ -82,9 +82,18 @@ def test_exec_it_under_a_terminal(cluster: Cluster, web: str, minor: int) -> Non
                     cols=101)
     try:
         term.wait_for("#")
-        term.type("echo $((6*7)) && stty size && tty")
-        screen = term.wait_for("33 101")
-        assert "42" in screen and "/dev/pts/" in screen, screen
+        term.type("echo $((6*7)) && tty")
+        screen = term.wait_for("/dev/pts/")
+        assert "42" in screen, screen
+
+        # kubectl sends the window size on the resize channel beside the stream, so the
+        # shell may start before it lands: ask until the terminal's size is the pane's.
+        def sized() -> bool:
+            if "33 101" in term.screen():
+                return True
+            term.type("stty size")
+            return False
+        eventually_sync(sized, timeout=30, interval=0.5, message="the pane's size reaches the container")
         term.type("exit 5")
         term.wait_for("EXITED=5")
     finally:
