@@ -61,7 +61,7 @@ async def images_by_node(client: RESTClient) -> dict[str, str] | None:
     if not all(p.spec.node_name and is_pod_ready(p) for p in pods):
         return None
     nodes = [p.spec.node_name or "" for p in pods]
-    return None if len(set(nodes)) != len(nodes) else {p.spec.node_name or "": p.spec.containers[0].image
+    return None if len(set(nodes)) != len(nodes) else {p.spec.node_name or "": p.spec.containers[0].image or ""
                                                       for p in pods}
 
 
