@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from kube.api import Pod
+from kube.api import DaemonSet, Pod
 from kube.client import RESTClient, load_kubeconfig
 from kube.podutil import is_pod_ready
 from kube.testing.cluster import Cluster
@@ -103,3 +103,40 @@ async def test_daemonset_rollout_history_and_undo(cluster: Cluster, client: REST
     revisions = (await ok(cluster, "get", "controllerrevisions")).splitlines()
     assert revisions[0].split() == ["NAME", "CONTROLLER", "REVISION", "AGE"]
     assert all("daemonset.apps/agent" in line for line in revisions[1:])
+
+
+def pkctl(cluster: Cluster, *args: str) -> str:
+    out = cluster.pkctl(*args)
+    assert out.returncode == 0, f"pkctl {' '.join(args)}: {out.stderr}{out.stdout}"
+    return out.stdout
+
+
+async def test_pkctl_get_describe_and_rollout(cluster: Cluster, client: RESTClient, tmp_path: Path) -> None:
+    path = tmp_path / "ds.yaml"
+    path.write_text(MANIFEST.replace("agent", "pk"))
+    pkctl(cluster, "apply", "-f", str(path))
+    assert 'daemon set "pk" successfully rolled out' in pkctl(cluster, "rollout", "status", "ds/pk", "--timeout=90s")
+    header, row = pkctl(cluster, "get", "ds", "pk").splitlines()
+    assert header.split()[:6] == ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE"]
+    assert row.split()[:6] == ["pk", "3", "3", "3", "3", "3"]
+    text = pkctl(cluster, "describe", "daemonset", "pk")
+    fields = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in text.splitlines())}
+    assert fields["Desired Number of Nodes Scheduled"] == "3"
+    assert fields["Number of Nodes Scheduled with Available Pods"] == "3"
+    assert "SuccessfulCreate" in text and "busybox:1.36" in text
+
+    await client.patch(DaemonSet, "pk", {"spec": {"template": {"spec": {
+        "containers": [{"name": "app", "image": "busybox:1.37"}]}}}}, "default")
+    pkctl(cluster, "rollout", "status", "ds/pk", "--timeout=90s")
+    history = pkctl(cluster, "rollout", "history", "ds/pk")
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
+    assert pkctl(cluster, "rollout", "undo", "ds/pk") == "daemonset.apps/pk rolled back\n"
+    pkctl(cluster, "rollout", "status", "ds/pk", "--timeout=90s")
+
+    async def back() -> list[Pod] | None:
+        pods = [p for p in (await client.list(Pod, "default", label_selector="app=pk")).items
+                if p.metadata.deletion_timestamp is None]
+        done = len(pods) == 3 and all(p.spec.containers[0].image == "busybox:1.36" and is_pod_ready(p) for p in pods)
+        return pods if done else None
+
+    await eventually(back, timeout=60, message="pkctl rollout undo brought the old image back")
