@@ -2,7 +2,8 @@
 
 Mirrors CreatePodTemplate and the pod creation of syncNodes in pkg/controller/daemon: the
 template's labels plus `controller-revision-hash=<current revision>` and the deprecated
-`pod-template-generation=<generation>`, the template's annotations and finalizers,
+`pod-template-generation=<template generation>` (the DaemonSet's
+`deprecated.daemonset.template.generation` annotation), the template's annotations and finalizers,
 `generateName: <ds-name>-`, the daemon tolerations (see `placement`), required node affinity
 pinning it to the node, and the DaemonSet as its controller. `spec.nodeName` stays empty:
 the scheduler binds the pod.
@@ -18,14 +19,15 @@ from kube.api import DaemonSet, ObjectMeta, Pod
 __all__ = ["TEMPLATE_GENERATION_LABEL", "daemon_pod"]
 
 TEMPLATE_GENERATION_LABEL = "pod-template-generation"
+TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
 
 
 def daemon_pod(ds: DaemonSet, *, node_name: str, hash_: str) -> Pod:
     """A new pod object for `ds` on `node_name` (the template is copied, never shared)."""
     template = ds.spec.template.model_copy(deep=True)
     labels = {**(template.metadata.labels or {}), REVISION_HASH_LABEL: hash_}
-    if ds.metadata.generation is not None:
-        labels[TEMPLATE_GENERATION_LABEL] = str(ds.metadata.generation)
+    if (generation := (ds.metadata.annotations or {}).get(TEMPLATE_GENERATION_ANNOTATION)) is not None:
+        labels[TEMPLATE_GENERATION_LABEL] = generation
     spec = template.spec
     add_daemon_tolerations(spec)
     pin_to_node(spec, node_name)

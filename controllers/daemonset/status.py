@@ -36,8 +36,10 @@ def calculate_status(ds: DaemonSet, *, node_to_pods: Mapping[str, list[Pod]], sh
         elif pods:
             misscheduled += 1
     return DaemonSetStatus(desired_number_scheduled=desired, current_number_scheduled=current,
-                           number_misscheduled=misscheduled, number_ready=ready, number_available=avail,
-                           updated_number_scheduled=up_to_date, number_unavailable=desired - avail,
+                           number_misscheduled=misscheduled, number_ready=ready,
+                           # omitempty upstream: these three are left out when zero
+                           number_available=avail or None, updated_number_scheduled=up_to_date or None,
+                           number_unavailable=(desired - avail) or None,
                            observed_generation=ds.metadata.generation,
                            collision_count=ds.status.collision_count, conditions=ds.status.conditions)
 

@@ -29,6 +29,15 @@ def test_defaults_and_status(c: httpx.Client, ns: str) -> None:
     assert body["spec"]["revisionHistoryLimit"] == 10
     assert body["spec"]["template"]["spec"]["restartPolicy"] == "Always"
     assert body["metadata"]["generation"] == 1
+    assert body["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "1"
+    path = f"/apis/apps/v1/namespaces/{ns}/daemonsets/d"
+    merge = {"Content-Type": "application/merge-patch+json"}
+    relabeled = c.patch(path, json={"metadata": {"labels": {"x": "y"}}}, headers=merge).json()
+    assert relabeled["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "1"
+    changed = c.patch(path, json={"spec": {"template": {"metadata": {"annotations": {"v": "2"}}}}},
+                      headers=merge).json()
+    assert changed["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "2"
+    assert changed["metadata"]["generation"] == 2
     on_delete = c.post(f"/apis/apps/v1/namespaces/{ns}/daemonsets",
                        json=daemonset("od", updateStrategy={"type": "OnDelete"})).json()
     assert on_delete["spec"]["updateStrategy"] == {"type": "OnDelete"}
