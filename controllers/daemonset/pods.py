@@ -12,8 +12,8 @@ the scheduler binds the pod.
 from __future__ import annotations
 
 from controllers.common.owner import new_controller_ref
+from controllers.daemonset.history import REVISION_HASH_LABEL
 from controllers.daemonset.placement import add_daemon_tolerations, pin_to_node
-from controllers.daemonset.rolling import REVISION_HASH_LABEL
 from kube.api import DaemonSet, ObjectMeta, Pod
 
 __all__ = ["TEMPLATE_GENERATION_LABEL", "daemon_pod"]

@@ -21,11 +21,10 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from controllers.daemonset.history import REVISION_HASH_LABEL
 from kube.api import DaemonSet, Pod
 
 __all__ = ["RollingPlan", "is_updated", "plan_rolling_update", "scaled_value", "surge_and_unavailable"]
-
-REVISION_HASH_LABEL = "controller-revision-hash"
 
 
 @dataclass
