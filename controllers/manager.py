@@ -19,6 +19,7 @@ from contextlib import AsyncExitStack
 from controllers.clusterroleaggregation import ClusterRoleAggregationController
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
+from controllers.daemonset import DaemonSetsController
 from controllers.deployment import DeploymentController
 from controllers.endpoint import EndpointsController
 from controllers.endpointslice import EndpointSliceController
@@ -48,6 +49,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "root-ca-cert-publisher": RootCACertPublisher,
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "daemonset": DaemonSetsController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

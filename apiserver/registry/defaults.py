@@ -52,6 +52,20 @@ def _default_replicaset(obj: Obj) -> None:
         _default_template(spec)
 
 
+def _default_daemonset(obj: Obj) -> None:
+    """SetDefaults_DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge 0; 10 revisions kept."""
+    if (spec := _spec(obj)) is None:
+        return
+    spec.setdefault("revisionHistoryLimit", 10)
+    strategy = _child(spec, "updateStrategy")
+    if strategy is not None:
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate" and (rolling := _child(strategy, "rollingUpdate")) is not None:
+            rolling.setdefault("maxUnavailable", 1)
+            rolling.setdefault("maxSurge", 0)
+    _default_template(spec)
+
+
 def _default_deployment(obj: Obj) -> None:
     if (spec := _spec(obj)) is None:
         return
@@ -169,6 +183,7 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Service": _default_service,
     "Endpoints": _default_endpoints,
     "EndpointSlice": _default_endpoint_slice,
+    "DaemonSet": _default_daemonset,
 }
 
 

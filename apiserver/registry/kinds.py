@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from apiserver.apiextensions.crd_strategy import CRDStrategy
+from apiserver.registry.daemonset_strategy import ControllerRevisionStrategy, DaemonSetStrategy
 from apiserver.registry.defaults import apply_defaults
 from apiserver.registry.ephemeral_validation import (
     validate_ephemeral_containers,
@@ -258,6 +259,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "ClusterRoleBinding": RBACStrategy, "Secret": SecretStrategy, "ConfigMap": ConfigMapStrategy,
         "CustomResourceDefinition": CRDStrategy, "Service": ServiceStrategy, "Endpoints": EndpointsStrategy,
         "EndpointSlice": EndpointSliceStrategy,
+        "DaemonSet": DaemonSetStrategy, "ControllerRevision": ControllerRevisionStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

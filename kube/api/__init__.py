@@ -2,6 +2,8 @@
 
 from kube.api.apps_v1 import *  # noqa: F403
 from kube.api.apps_v1 import __all__ as _apps
+from kube.api.apps_v1_daemonset import *  # noqa: F403
+from kube.api.apps_v1_daemonset import __all__ as _apps_daemonset
 from kube.api.base import KubeModel, KubeObject, T_Object
 from kube.api.coordination_v1 import *  # noqa: F403
 from kube.api.coordination_v1 import __all__ as _coord
@@ -17,4 +19,4 @@ from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, mode
 
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
-           *_apps, *_coord, *_core, *_services, *_discovery, *_meta]
+           *_apps, *_apps_daemonset, *_coord, *_core, *_services, *_discovery, *_meta]

@@ -14,6 +14,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from kube.api.apps_v1 import Deployment, ReplicaSet
+from kube.api.apps_v1_daemonset import ControllerRevision, DaemonSet
 from kube.api.base import KubeObject
 from kube.api.coordination_v1 import Lease
 from kube.api.core_v1 import ConfigMap, Event, Namespace, Node, Pod, Secret, ServiceAccount
@@ -28,6 +29,7 @@ _MODELS: dict[str, type[KubeObject]] = {
     m.info.kind: m for m in (Namespace, Node, Pod, Event, ConfigMap, Secret, ServiceAccount, Deployment,
                              ReplicaSet, Lease, Service, Endpoints, EndpointSlice)
 }
+_MODELS.update({m.info.kind: m for m in (DaemonSet, ControllerRevision)})
 
 
 def model_for_kind(kind: str) -> type[KubeObject] | None:

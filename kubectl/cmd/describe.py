@@ -1,6 +1,6 @@
 """`pkctl describe KIND NAME`: one object in prose, with the events that tell its story.
 
-Pods, Deployments, ReplicaSets, Nodes, Namespaces and Services get kubectl's layout (containers and
+Pods, Deployments, ReplicaSets, DaemonSets, Nodes, Namespaces and Services get kubectl's layout (containers and
 their states, replica counts and strategy, conditions, capacity and the node's pods, quotas);
 any other kind shows its metadata and the rest of the object. Events are the object's own
 (`involvedObject.uid`), oldest first. `describe KIND` without a name, or with `-l`,
@@ -21,6 +21,7 @@ from kube.podutil import is_phase_terminal
 from kube.quantity import cpu_millis, to_int
 from kube.resources import ResourceInfo
 from kubectl.context import emit, resolve, resolve_targets, run, split_targets, state
+from kubectl.describe_daemonset import describe_daemonset
 from kubectl.describe_service import describe_service
 from kubectl.describe_text import Section, age, since
 
@@ -367,6 +368,11 @@ async def _describe_one(client: RESTClient, mapper: RESTMapper, info: ResourceIn
         await _deployment(s, client, mapper, obj)
     elif info.kind == "ReplicaSet":
         await _replicaset(s, client, mapper, obj)
+    elif info.kind == "DaemonSet":
+        pods = await client.list_raw(resolve(mapper, "pods"), obj["metadata"].get("namespace"))
+        spec = obj.get("spec") or {}
+        describe_daemonset(s, obj, list(pods.get("items") or []), selector=_selector(spec.get("selector")))
+        _template(s, spec.get("template") or {})
     elif info.kind == "Node":
         await _node(s, client, mapper, obj)
     elif info.kind == "Namespace":

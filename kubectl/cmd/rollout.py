@@ -1,5 +1,7 @@
 """`pkctl rollout status|history|undo|restart|pause|resume deployment/NAME`, as kubectl does them.
 
+`status`, `history` and `undo` also take daemonset/NAME (see `rollout_daemonset`).
+
 - `status` watches the Deployment and reports progress in kubectl's words until it is
   rolled out (exit 0), exceeds its progress deadline (exit 1) or `--timeout` passes (exit 1).
   On a terminal the progress is one live line with a bar; elsewhere each new message is
@@ -25,6 +27,7 @@ from kube.client import RESTClient, RESTMapper
 from kube.errors import ApiError
 from kube.resources import ResourceInfo
 from kube.timeutil import now_rfc3339
+from kubectl.cmd.rollout_daemonset import daemonset_history, daemonset_status_message, daemonset_undo
 from kubectl.context import CommandError, color, emit, one_target, parse_duration, resolve, run, state
 
 __all__ = ["rollout_app", "status_message"]
@@ -37,8 +40,11 @@ Target = Annotated[list[str], typer.Argument(help="deployment/NAME or deployment
 
 
 def _deployment(mapper: RESTMapper, kind: str, verb: str) -> ResourceInfo:
-    """The resource `kind` (as typed) names, which must be Deployments."""
+    """The resource `kind` (as typed) names, which must be Deployments (or DaemonSets, for status,
+    history and undo)."""
     info = resolve(mapper, kind)
+    if info.kind == "DaemonSet" and verb in ("status", "history", "undo"):
+        return info
     if info.kind != "Deployment":
         raise CommandError(f"no {verb} has been implemented for {info.kind.lower()}s; use a deployment")
     return info
@@ -95,8 +101,8 @@ def status(
             info = _deployment(mapper, kind, "status")
             while True:
                 d = await client.get_raw(info, name, ctx.namespace)
-                message, done = status_message(d)
-                if live:
+                message, done = status_message(d) if info.kind == "Deployment" else daemonset_status_message(d)
+                if live and info.kind == "Deployment":
                     line = message if done else f"{_bar(d)} {message}"
                     emit(f"\r\033[K{color(line, '32') if done else line}" + ("\n" if done else ""))
                 elif message != last:
@@ -167,6 +173,9 @@ def history(
             mapper = await ctx.rest_mapper(client)
             info = _deployment(mapper, kind, "history")
             d = await client.get_raw(info, name, ctx.namespace)
+            if info.kind == "DaemonSet":
+                emit(await daemonset_history(client, mapper, d, ctx.namespace, revision=revision))
+                return 0
             revisions = await _revisions(client, mapper, d, ctx.namespace)
         if revision:
             found = next((rs for rev, rs in revisions if rev == revision), None)
@@ -199,6 +208,9 @@ def undo(
             mapper = await ctx.rest_mapper(client)
             info = _deployment(mapper, kind, "undo")
             d = await client.get_raw(info, name, ctx.namespace)
+            if info.kind == "DaemonSet":
+                emit(await daemonset_undo(client, mapper, info, d, ctx.namespace, to_revision=to_revision))
+                return 0
             revisions = await _revisions(client, mapper, d, ctx.namespace)
             if to_revision:
                 target = next((rs for rev, rs in revisions if rev == to_revision), None)
