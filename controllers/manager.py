@@ -25,7 +25,7 @@ from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
-from controllers.replicaset import ReplicaSetController
+from controllers.replicaset import ReplicaSetController, ReplicationManager
 from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
 from kube.cache import InformerFactory
@@ -48,6 +48,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "root-ca-cert-publisher": RootCACertPublisher,
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "replicationcontroller": ReplicationManager,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 
