@@ -86,6 +86,7 @@ RESOURCES: tuple[ResourceInfo, ...] = (
                  ("rc",), ("all",), subresources=("status", "scale"), has_status=True),
     ResourceInfo("apps", "v1", "StatefulSet", "statefulsets", "statefulset", True, ("sts",), ("all",),
                  subresources=("status", "scale"), has_status=True),
+    ResourceInfo("apps", "v1", "ControllerRevision", "controllerrevisions", "controllerrevision", True),
     ResourceInfo("", "v1", "LimitRange", "limitranges", "limitrange", True, ("limits",)),
     ResourceInfo("", "v1", "ResourceQuota", "resourcequotas", "resourcequota", True, ("quota",),
                  subresources=("status",), has_status=True),
