@@ -28,6 +28,7 @@ from controllers.nodelifecycle import NodeLifecycleController
 from controllers.replicaset import ReplicaSetController, ReplicationManager
 from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
+from controllers.statefulset import StatefulSetController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
@@ -49,6 +50,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
     "replicationcontroller": ReplicationManager,
+    "statefulset": StatefulSetController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 
