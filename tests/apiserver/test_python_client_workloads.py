@@ -38,7 +38,7 @@ def _rc_manifest(name: str) -> dict[str, Any]:
 
 
 def test_replication_controller_apis(k8s: client.ApiClient) -> None:
-    core = client.CoreV1Api(k8s)
+    core: Any = client.CoreV1Api(k8s)  # responses read field by field; the stubs make every field optional
     name = f"frontend-{uuid.uuid4().hex[:12]}"
     created = core.create_namespaced_replication_controller(body=_rc_manifest(name), namespace=NS)
     assert (created.metadata.name, created.spec.replicas) == (name, 2)
@@ -52,7 +52,7 @@ def test_replication_controller_apis(k8s: client.ApiClient) -> None:
 
 
 def test_replication_controller_scale_and_listing(k8s: client.ApiClient) -> None:
-    core = client.CoreV1Api(k8s)
+    core: Any = client.CoreV1Api(k8s)  # responses read field by field; the stubs make every field optional
     name = f"scaled-{uuid.uuid4().hex[:6]}"
     core.create_namespaced_replication_controller(body=_rc_manifest(name), namespace=NS)
     scale = core.read_namespaced_replication_controller_scale(name, NS)
@@ -67,9 +67,9 @@ def test_replication_controller_scale_and_listing(k8s: client.ApiClient) -> None
 
 
 def test_statefulset_defaults_and_validation(k8s: client.ApiClient) -> None:
-    apps = client.AppsV1Api(k8s)
+    apps: Any = client.AppsV1Api(k8s)
     name = f"db-{uuid.uuid4().hex[:6]}"
-    body = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},
+    body: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},
             "spec": {"serviceName": name, "selector": {"matchLabels": {"app": name}},
                      "template": {"metadata": {"labels": {"app": name}},
                                   "spec": {"containers": [{"name": "db", "image": "postgres"}]}},
