@@ -75,7 +75,8 @@ class ReplicaSetController:
         self.client = ctx.client
         self.recorder = EventRecorder(ctx.client, component=kind.component, clock=ctx.clock)
         self.now = ctx.now
-        self.workers = ctx.config.concurrent_replicaset_syncs
+        self.workers = ctx.config.concurrent_rc_syncs if kind is REPLICATION_CONTROLLER \
+            else ctx.config.concurrent_replicaset_syncs
         self.queue: WorkQueue[str] = WorkQueue(name=self.name, clock=ctx.clock)
         self.expectations = ControllerExpectations(clock=ctx.clock)
         self.rs_informer = ctx.informers.informer_for(kind.model)

@@ -58,7 +58,7 @@ class StatefulSetController:
         self.client = ctx.client
         self.recorder = EventRecorder(ctx.client, component="statefulset-controller", clock=ctx.clock)
         self.now = ctx.now
-        self.workers = ctx.config.concurrent_replicaset_syncs
+        self.workers = ctx.config.concurrent_statefulset_syncs
         self.queue: WorkQueue[str] = WorkQueue(name=self.name, clock=ctx.clock)
         self.sts_informer = ctx.informers.informer_for(StatefulSet)
         self.pod_informer = ctx.informers.informer_for(Pod)
