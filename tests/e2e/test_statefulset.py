@@ -65,6 +65,16 @@ def test_statefulset_rollout_with_kubectl_and_pkctl(cluster: Cluster, ns: str) -
     assert status["currentRevision"] == status["updateRevision"]
     history = cluster.kubectl_ok("rollout", "history", "-n", ns, "sts/web")
     assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
+    first = cluster.kubectl_ok("rollout", "history", "-n", ns, "sts/web", "--revision", "1")
+    assert "nginx:1.25" in first and "nginx:1.26" not in first
+    undone = cluster.kubectl_ok("rollout", "undo", "-n", ns, "sts/web")
+    assert "statefulset.apps/web rolled back" in undone
+    cluster.kubectl_ok("rollout", "status", "-n", ns, "sts/web", "--timeout", "120s", timeout=150)
+    images = cluster.kubectl_ok("get", "-n", ns, "pods", "-l", "app=web", "-o",
+                                "jsonpath={.items[*].spec.containers[0].image}")
+    assert images.split() == ["nginx:1.25"] * 3
+    history = cluster.kubectl_ok("rollout", "history", "-n", ns, "sts/web")
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["2", "3"]
 
     got = cluster.pkctl("get", "-n", ns, "sts")
     assert got.returncode == 0, got.stderr
