@@ -129,7 +129,7 @@ class StatefulSetController:
         condemned.sort(key=lambda item: -item[0])
         plan = plan_sync(sts, replicas, [p for _, p in condemned], start=start,
                          update_revision=update.metadata.name or "",
-                         revision_of={p.metadata.name or "": pod_revision(p) for p in pods})
+                         revision_of={p.metadata.name or "": pod_revision(p) for p in pods}, now=self.now())
         error: Exception | None = None
         try:
             for ordinal in plan.create:
@@ -146,6 +146,9 @@ class StatefulSetController:
             await self.client.update_status(sts.model_copy(update={"status": status}))
         if error is not None:
             raise error
+        min_ready = sts.spec.min_ready_seconds or 0
+        if min_ready > 0 and status.ready_replicas != status.available_replicas:
+            return Result(requeue_after=float(min_ready))  # nothing else wakes us when a pod becomes available
         return None
 
     async def _claim_pods(self, sts: StatefulSet, selector: LabelSelector) -> list[Pod]:

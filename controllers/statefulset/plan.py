@@ -4,8 +4,8 @@ Mirrors the ordering rules of stateful_set_control.go (updateStatefulSet), one s
 call; the controller runs again on every pod event until nothing is left to do:
 1. ordinals start..start+replicas-1 must exist: a missing one is created, a failed or
    succeeded one deleted (to be recreated); under OrderedReady the first missing, failed,
-   terminating or not Running-and-Ready pod ends the step, so web-1 is created only once
-   web-0 is Running and Ready;
+   terminating or not Running-and-Ready pod (for minReadySeconds) ends the step, so web-1 is
+   created only once web-0 is Running and Ready;
 2. pods beyond the replicas (condemned) are deleted from the highest ordinal down: under
    OrderedReady one at a time, each only once every other pod is healthy and the previous one
    has gone; under Parallel all at once;
@@ -21,9 +21,10 @@ revision otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from kube.api import Pod, StatefulSet
-from kube.podutil import is_pod_ready
+from kube.podutil import is_pod_available, is_pod_ready
 
 __all__ = ["Plan", "is_running_and_ready", "plan_sync", "uses_update_revision"]
 
@@ -61,7 +62,7 @@ def uses_update_revision(sts: StatefulSet, ordinal: int, start: int) -> bool:
 
 
 def plan_sync(sts: StatefulSet, replicas: dict[int, Pod], condemned: list[Pod], *, start: int,
-              update_revision: str, revision_of: dict[str, str]) -> Plan:
+              update_revision: str, revision_of: dict[str, str], now: datetime) -> Plan:
     """One step (see the module doc). `condemned` is sorted by ordinal, highest first;
     `revision_of` maps pod name to its controller-revision-hash."""
     parallel = sts.spec.pod_management_policy == "Parallel"
@@ -73,7 +74,8 @@ def plan_sync(sts: StatefulSet, replicas: dict[int, Pod], condemned: list[Pod], 
             plan.create.append(ordinal)
         elif pod.status.phase in ("Failed", "Succeeded") and not _terminating(pod):
             plan.delete.append(pod)
-        elif not _terminating(pod) and is_running_and_ready(pod):
+        elif not _terminating(pod) and is_running_and_ready(pod) and \
+                is_pod_available(pod, min_ready_seconds=sts.spec.min_ready_seconds or 0, now=now):
             continue
         if not parallel:
             return plan

@@ -6,6 +6,7 @@ real kubectl's get / rollout status / rollout history."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from kube.podutil import is_pod_ready
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
 from kube.testing.process import Process
+from kube.timeutil import format_time, utc_now
 from tests.controllers._kubectl import kubectl
 
 pytestmark = pytest.mark.timeout(180)
@@ -49,10 +51,10 @@ class Namespaced:
     async def none_left(self) -> bool:
         return not await self.pods()
 
-    async def mark_ready(self, *names: str) -> None:
+    async def mark_ready(self, *names: str, since: str = "2024-01-01T00:00:00Z") -> None:
         for name in names:
             await self.client.patch(Pod, name, {"status": {"phase": "Running", "conditions": [
-                {"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"}]}},
+                {"type": "Ready", "status": "True", "lastTransitionTime": since}]}},
                 self.namespace, subresource="status")
 
     async def ready_all(self) -> None:
@@ -187,3 +189,15 @@ async def test_on_delete_updates_only_deleted_pods(ns: Namespaced, manager: Proc
     await eventually(lambda: settled(replicas=2, ready_replicas=2, updated_replicas=1), timeout=30)
     images = {name: pod.spec.containers[0].image for name, pod in (await ns.pods()).items()}
     assert images == {"od-0": "nginx:1.25", "od-1": "nginx:1.26"}
+
+
+async def test_ordered_ready_waits_min_ready_seconds(ns: Namespaced, manager: Process) -> None:
+    await ns.create("slow", 2, minReadySeconds=3)
+    await eventually(lambda: ns.names({"slow-0"}), timeout=30)
+    marked = time.monotonic()
+    await ns.mark_ready("slow-0", since=format_time(utc_now()))
+    await eventually(lambda: ns.observed("slow", replicas=1, ready_replicas=1, available_replicas=0), timeout=30)
+    assert set(await ns.pods()) == {"slow-0"}, "slow-1 waits until slow-0 has been ready for minReadySeconds"
+    await eventually(lambda: ns.names({"slow-0", "slow-1"}), timeout=30, message="slow-1 once slow-0 is available")
+    assert time.monotonic() - marked >= 2.5
+    await eventually(lambda: ns.observed("slow", replicas=2, ready_replicas=1, available_replicas=1), timeout=30)
