@@ -33,7 +33,7 @@ from controllers.common import (
     selector_of,
 )
 from controllers.context import ControllerContext
-from controllers.statefulset.identity import new_pod, ordinal_of, pod_revision, start_ordinal
+from controllers.statefulset.identity import new_pod, ordinal_of, pod_revision, split_by_ordinal, start_ordinal
 from controllers.statefulset.plan import plan_sync, uses_update_revision
 from controllers.statefulset.revisions import new_revision, template_of
 from controllers.statefulset.status import compute_status
@@ -116,19 +116,8 @@ class StatefulSetController:
         revisions = list(self.rev_informer.store.by_index(CONTROLLER_UID_INDEX, sts.metadata.uid or ""))
         current, update, collisions = await self._revisions(sts, revisions)
         start = start_ordinal(sts)
-        want = sts.spec.replicas if sts.spec.replicas is not None else 1
-        name = sts.metadata.name or ""
-        replicas: dict[int, Pod] = {}
-        condemned: list[tuple[int, Pod]] = []
-        for pod in pods:
-            ordinal = ordinal_of(name, pod)
-            if ordinal is not None and start <= ordinal < start + want:
-                replicas[ordinal] = pod
-            elif ordinal is not None:
-                condemned.append((ordinal, pod))
-        condemned.sort(key=lambda item: -item[0])
-        plan = plan_sync(sts, replicas, [p for _, p in condemned], start=start,
-                         update_revision=update.metadata.name or "",
+        replicas, condemned = split_by_ordinal(sts, pods)
+        plan = plan_sync(sts, replicas, condemned, start=start, update_revision=update.metadata.name or "",
                          revision_of={p.metadata.name or "": pod_revision(p) for p in pods}, now=self.now())
         error: Exception | None = None
         try:

@@ -14,7 +14,7 @@ from controllers.common.owner import new_controller_ref
 from kube.api import ObjectMeta, Pod, PodTemplateSpec, StatefulSet
 
 __all__ = ["POD_INDEX_LABEL", "POD_NAME_LABEL", "REVISION_LABEL", "new_pod", "ordinal_of", "pod_revision",
-           "start_ordinal"]
+           "split_by_ordinal", "start_ordinal"]
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
@@ -31,6 +31,21 @@ def ordinal_of(set_name: str, pod: Pod) -> int | None:
 
 def start_ordinal(sts: StatefulSet) -> int:
     return (sts.spec.ordinals.start or 0) if sts.spec.ordinals is not None else 0
+
+
+def split_by_ordinal(sts: StatefulSet, pods: list[Pod]) -> tuple[dict[int, Pod], list[Pod]]:
+    """(ordinal -> pod within start..start+replicas-1, the other members highest ordinal first)."""
+    start, name = start_ordinal(sts), sts.metadata.name or ""
+    want = sts.spec.replicas if sts.spec.replicas is not None else 1
+    replicas: dict[int, Pod] = {}
+    condemned: list[tuple[int, Pod]] = []
+    for pod in pods:
+        ordinal = ordinal_of(name, pod)
+        if ordinal is not None and start <= ordinal < start + want:
+            replicas[ordinal] = pod
+        elif ordinal is not None:
+            condemned.append((ordinal, pod))
+    return replicas, [p for _, p in sorted(condemned, key=lambda item: -item[0])]
 
 
 def pod_revision(pod: Pod) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from controllers.statefulset.identity import split_by_ordinal
 from controllers.statefulset.plan import plan_sync, uses_update_revision
 from kube.api import Pod, StatefulSet
 from tests.controllers.builders import make_pod
@@ -37,10 +38,7 @@ def pod(ordinal: int, state: str = "ready") -> Pod:
 
 def step(s: StatefulSet, pods: list[Pod], *, revisions: dict[str, str] | None = None
          ) -> tuple[list[int], list[str]]:
-    want = s.spec.replicas or 0
-    replicas = {int((p.metadata.name or "").rsplit("-", 1)[1]): p for p in pods}
-    in_range = {o: p for o, p in replicas.items() if o < want}
-    condemned = [p for o, p in sorted(replicas.items(), reverse=True) if o >= want]
+    in_range, condemned = split_by_ordinal(s, pods)
     revision_of = {p.metadata.name or "": (revisions or {}).get(p.metadata.name or "", "new") for p in pods}
     plan = plan_sync(s, in_range, condemned, start=0, update_revision="new", revision_of=revision_of, now=NOW)
     return plan.create, [p.metadata.name or "" for p in plan.delete]
