@@ -51,6 +51,10 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                         help="Services whose EndpointSlices are reconciled at once (default 5)")
     parser.add_argument("--concurrent-endpoint-syncs", type=int, default=5,
                         help="Services whose Endpoints are reconciled at once (default 5)")
+    parser.add_argument("--concurrent-statefulset-syncs", type=int, default=5,
+                        help="StatefulSets reconciled at once (default 5)")
+    parser.add_argument("--concurrent-rc-syncs", "--concurrent_rc_syncs", dest="concurrent_rc_syncs", type=int,
+                        default=5, help="ReplicationControllers reconciled at once (default 5)")
     parser.add_argument("--max-endpoints-per-slice", type=int, default=100,
                         help="the most endpoints one EndpointSlice holds, 1 to 1000 (default 100)")
     parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
@@ -67,6 +71,8 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
     if min(args.concurrent_deployment_syncs, args.concurrent_replicaset_syncs,
            args.concurrent_service_endpoint_syncs, args.concurrent_endpoint_syncs) < 1:
         raise UsageError("--concurrent-*-syncs must be at least 1")
+    if min(args.concurrent_statefulset_syncs, args.concurrent_rc_syncs) < 1:
+        raise UsageError("--concurrent-*-syncs must be at least 1")
     if not 1 <= args.max_endpoints_per_slice <= 1000:
         raise UsageError("--max-endpoints-per-slice must be between 1 and 1000")
     if args.root_ca_file is not None:
@@ -76,6 +82,8 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                                    concurrent_replicaset_syncs=args.concurrent_replicaset_syncs,
                                    concurrent_service_endpoint_syncs=args.concurrent_service_endpoint_syncs,
                                    concurrent_endpoint_syncs=args.concurrent_endpoint_syncs,
+                                   concurrent_statefulset_syncs=args.concurrent_statefulset_syncs,
+                                   concurrent_rc_syncs=args.concurrent_rc_syncs,
                                    max_endpoints_per_slice=args.max_endpoints_per_slice,
                                    log_level=args.log_level,
                                    node_monitor_grace_period=args.node_monitor_grace_period,

@@ -23,6 +23,9 @@ class ControllerManagerConfig:
     """Services whose EndpointSlices are reconciled at once."""
     concurrent_endpoint_syncs: int = 5
     """Services whose core/v1 Endpoints are reconciled at once."""
+    concurrent_statefulset_syncs: int = 5
+    concurrent_rc_syncs: int = 5
+    """ReplicationControllers reconciled at once."""
     max_endpoints_per_slice: int = 100
     """At most this many endpoints in one EndpointSlice (upstream allows 1 to 1000)."""
     log_level: str = "INFO"

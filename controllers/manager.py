@@ -26,9 +26,10 @@ from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
-from controllers.replicaset import ReplicaSetController
+from controllers.replicaset import ReplicaSetController, ReplicationManager
 from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
+from controllers.statefulset import StatefulSetController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
@@ -50,6 +51,8 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
     "daemonset": DaemonSetsController,
+    "replicationcontroller": ReplicationManager,
+    "statefulset": StatefulSetController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

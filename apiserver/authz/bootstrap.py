@@ -149,6 +149,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             # daemon-set-controller: its DaemonSets' status, their pods and their history.
             {"apiGroups": ["apps"], "resources": ["daemonsets", "daemonsets/status", "daemonsets/finalizers",
                                                   "controllerrevisions"], "verbs": _ALL},
+            {"apiGroups": ["", "apps"], "resources": ["replicationcontrollers", "replicationcontrollers/status",
+                                                      "statefulsets", "statefulsets/status", "controllerrevisions"],
+             "verbs": _ALL},
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _ALL},
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
              "verbs": ["get", "list", "watch", "delete", "deletecollection"]},

@@ -479,3 +479,6 @@ PRINTERS.update(SERVICE_PRINTERS)
 from apiserver.endpoints.daemonset_tables import DAEMONSET_PRINTERS  # noqa: E402 - it builds on the names above
 
 PRINTERS.update(DAEMONSET_PRINTERS)
+from apiserver.endpoints.workload_tables import WORKLOAD_PRINTERS  # noqa: E402 - it builds on the names above
+
+PRINTERS.update(WORKLOAD_PRINTERS)

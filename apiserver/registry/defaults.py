@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from apiserver.registry.pod_defaults import default_pod_only, default_pod_spec
+from apiserver.registry.workload_defaults import default_replication_controller, default_stateful_set
 
 __all__ = ["apply_defaults", "default_pod_spec"]
 
@@ -184,6 +185,8 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Endpoints": _default_endpoints,
     "EndpointSlice": _default_endpoint_slice,
     "DaemonSet": _default_daemonset,
+    "ReplicationController": default_replication_controller,
+    "StatefulSet": default_stateful_set,
 }
 
 

@@ -16,6 +16,7 @@ from apiserver.registry.ephemeral_validation import (
 )
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.service import EndpointSliceStrategy, EndpointsStrategy, ServiceStrategy
+from apiserver.registry.statefulset_strategy import ReplicationControllerStrategy, StatefulSetStrategy
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 from apiserver.registry.workload_validation import validate_deployment_spec
 from apiserver.validation.config_data import (
@@ -260,6 +261,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "CustomResourceDefinition": CRDStrategy, "Service": ServiceStrategy, "Endpoints": EndpointsStrategy,
         "EndpointSlice": EndpointSliceStrategy,
         "DaemonSet": DaemonSetStrategy, "ControllerRevision": ControllerRevisionStrategy,
+        "ReplicationController": ReplicationControllerStrategy, "StatefulSet": StatefulSetStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

@@ -1,6 +1,6 @@
-"""The ReplicaSet controller (pkg/controller/replicaset)."""
+"""The ReplicaSet controller (pkg/controller/replicaset), which also runs ReplicationControllers."""
 
-from controllers.replicaset.controller import ReplicaSetController
+from controllers.replicaset.controller import ReplicaSetController, ReplicationManager
 from controllers.replicaset.expectations import ControllerExpectations
 
-__all__ = ["ControllerExpectations", "ReplicaSetController"]
+__all__ = ["ControllerExpectations", "ReplicaSetController", "ReplicationManager"]

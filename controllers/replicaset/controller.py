@@ -34,15 +34,15 @@ from controllers.common import (
     is_pod_active,
     orphan_namespace_index,
     resolve_controller_ref,
-    selector_of,
 )
 from controllers.common.batch import gather_failures, slow_start_batch
 from controllers.context import ControllerContext
 from controllers.replicaset.deletion import pods_to_delete
 from controllers.replicaset.expectations import ControllerExpectations
+from controllers.replicaset.kinds import REPLICA_SET, REPLICATION_CONTROLLER, Managed, ManagedKind, managed_selector
 from controllers.replicaset.pod_control import may_have_been_created, pod_from_template
 from controllers.replicaset.status import calculate_status, status_changed
-from kube.api import Pod, ReplicaSet
+from kube.api import Pod
 from kube.cache import EventHandler
 from kube.controller import Request, Result, TerminalError, run_workers
 from kube.errors import ApiError, NotFound
@@ -51,7 +51,7 @@ from kube.podutil import is_pod_ready
 from kube.selectors import LabelSelector
 from kube.workqueue import WorkQueue
 
-__all__ = ["BURST_REPLICAS", "ReplicaSetController"]
+__all__ = ["BURST_REPLICAS", "ReplicaSetController", "ReplicationManager"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,21 +62,24 @@ UNKNOWN_OUTCOME_GRACE = 30.0
 """How long to keep waiting for a pod whose create failed with an unknown outcome."""
 
 
-def desired_replicas(rs: ReplicaSet) -> int:
+def desired_replicas(rs: Managed) -> int:
     return rs.spec.replicas if rs.spec.replicas is not None else 1
 
 
 class ReplicaSetController:
-    name = "replicaset"
+    """Keeps the pods of every object of one `ManagedKind` (ReplicaSets by default)."""
 
-    def __init__(self, ctx: ControllerContext) -> None:
+    def __init__(self, ctx: ControllerContext, kind: ManagedKind = REPLICA_SET) -> None:
+        self.kind = kind
+        self.name = kind.name
         self.client = ctx.client
-        self.recorder = EventRecorder(ctx.client, component="replicaset-controller", clock=ctx.clock)
+        self.recorder = EventRecorder(ctx.client, component=kind.component, clock=ctx.clock)
         self.now = ctx.now
-        self.workers = ctx.config.concurrent_replicaset_syncs
+        self.workers = ctx.config.concurrent_rc_syncs if kind is REPLICATION_CONTROLLER \
+            else ctx.config.concurrent_replicaset_syncs
         self.queue: WorkQueue[str] = WorkQueue(name=self.name, clock=ctx.clock)
         self.expectations = ControllerExpectations(clock=ctx.clock)
-        self.rs_informer = ctx.informers.informer_for(ReplicaSet)
+        self.rs_informer = ctx.informers.informer_for(kind.model)
         self.pod_informer = ctx.informers.informer_for(Pod)
         self.pod_informer.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index,
                                         ORPHAN_NAMESPACE_INDEX: orphan_namespace_index})
@@ -86,31 +89,32 @@ class ReplicaSetController:
             on_add=self._on_pod_add, on_update=self._on_pod_update, on_delete=self._on_pod_delete))
 
     async def run(self) -> None:
+        kind_name = self.kind.kind
         logger.info("Starting controller", extra={"controller": self.name, "workers": self.workers})
         try:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(self.recorder.run())
                 tg.create_task(run_workers(self.name, self.queue, self.reconcile, self.workers,
-                                           kind="ReplicaSet"))
+                                           kind=kind_name))
         finally:
             await self.queue.shut_down()
 
     # --- event handlers: map events to ReplicaSet keys, never block -------------------------
-    def _enqueue(self, rs: ReplicaSet) -> None:
+    def _enqueue(self, rs: Managed) -> None:
         self.queue.add(rs.key)
 
-    def _on_rs_delete(self, rs: ReplicaSet) -> None:
+    def _on_rs_delete(self, rs: Managed) -> None:
         self.expectations.delete_expectations(rs.key)
         self.queue.add(rs.key)
 
-    def _owner_of(self, pod: Pod) -> ReplicaSet | None:
+    def _owner_of(self, pod: Pod) -> Managed | None:
         return resolve_controller_ref(self.rs_informer.store, pod.metadata.namespace,
-                                      pod.metadata.controller_ref(), "ReplicaSet")
+                                      pod.metadata.controller_ref(), self.kind.kind)
 
     def _enqueue_matching(self, pod: Pod) -> None:
         """An orphan changed: every ReplicaSet that would adopt it must look."""
         for rs in self.rs_informer.store.by_index("namespace", pod.metadata.namespace or ""):
-            selector = selector_of(rs.spec.selector)
+            selector = managed_selector(rs)
             if selector is not None and selector.matches(pod.metadata.labels):
                 self.queue.add(rs.key)
 
@@ -162,9 +166,9 @@ class ReplicaSetController:
         if rs is None:
             self.expectations.delete_expectations(req.key)
             return None
-        selector = selector_of(rs.spec.selector)
+        selector = managed_selector(rs)
         if selector is None:
-            raise TerminalError(f"ReplicaSet {req.key} has an empty or invalid selector")
+            raise TerminalError(f"{self.kind.kind} {req.key} has an empty or invalid selector")
         needs_sync = self.expectations.satisfied(req.key)
         pods = await self._claim_pods(rs, selector)
         manage_error: Exception | None = None
@@ -178,7 +182,7 @@ class ReplicaSetController:
             raise manage_error
         return self._requeue(rs, ready=ready, available=available)
 
-    async def _claim_pods(self, rs: ReplicaSet, selector: LabelSelector) -> list[Pod]:
+    async def _claim_pods(self, rs: Managed, selector: LabelSelector) -> list[Pod]:
         store = self.pod_informer.store
         owned = [p for p in store.by_index(CONTROLLER_UID_INDEX, rs.metadata.uid or "") if is_pod_active(p)]
         orphans = [p for p in store.by_index(ORPHAN_NAMESPACE_INDEX, rs.metadata.namespace or "")
@@ -186,7 +190,7 @@ class ReplicaSetController:
 
         async def can_adopt() -> bool:
             try:
-                fresh = await self.client.get(ReplicaSet, rs.metadata.name or "", rs.metadata.namespace)
+                fresh = await self.client.get(self.kind.model, rs.metadata.name or "", rs.metadata.namespace)
             except NotFound:
                 return False
             return fresh.metadata.uid == rs.metadata.uid and fresh.metadata.deletion_timestamp is None
@@ -194,16 +198,16 @@ class ReplicaSetController:
         return await claim_objects(owner=rs, selector=selector, owned=owned, orphans=orphans,
                                    actions=ClaimActions(client=self.client, can_adopt=can_adopt))
 
-    async def _manage_replicas(self, rs: ReplicaSet, pods: list[Pod], selector: LabelSelector) -> None:
+    async def _manage_replicas(self, rs: Managed, pods: list[Pod], selector: LabelSelector) -> None:
         diff = len(pods) - desired_replicas(rs)
         if diff < 0:
             if not selector.matches(rs.spec.template.metadata.labels):
-                raise TerminalError(f"ReplicaSet {rs.key}: the pod template's labels do not match the selector")
+                raise TerminalError(f"{self.kind.kind} {rs.key}: the pod template's labels do not match the selector")
             await self._create_pods(rs, min(-diff, BURST_REPLICAS))
         elif diff > 0:
             await self._delete_pods(rs, pods_to_delete(pods, min(diff, BURST_REPLICAS)))
 
-    async def _create_pods(self, rs: ReplicaSet, count: int) -> None:
+    async def _create_pods(self, rs: Managed, count: int) -> None:
         key = rs.key
         self.expectations.expect_creations(key, count)
         logger.info("Creating pods", extra={"replicaset": key, "count": count})
@@ -217,7 +221,7 @@ class ReplicaSetController:
         if failures:
             raise failures[0]
 
-    async def _create_pod(self, rs: ReplicaSet) -> None:
+    async def _create_pod(self, rs: Managed) -> None:
         try:
             pod = await self.client.create(pod_from_template(rs))
         except ApiError as e:
@@ -226,7 +230,7 @@ class ReplicaSetController:
         logger.debug("Created pod", extra={"replicaset": rs.key, "pod": pod.metadata.name})
         self.recorder.event(rs, EVENT_NORMAL, "SuccessfulCreate", f"Created pod: {pod.metadata.name}")
 
-    async def _delete_pods(self, rs: ReplicaSet, victims: list[Pod]) -> None:
+    async def _delete_pods(self, rs: Managed, victims: list[Pod]) -> None:
         key = rs.key
         self.expectations.expect_deletions(key, [p.key for p in victims])
         logger.info("Deleting pods", extra={"replicaset": key, "count": len(victims)})
@@ -234,7 +238,7 @@ class ReplicaSetController:
         if failures:
             raise failures[0]
 
-    async def _delete_pod(self, key: str, pod: Pod, rs: ReplicaSet | None = None) -> None:
+    async def _delete_pod(self, key: str, pod: Pod, rs: Managed | None = None) -> None:
         try:
             await self.client.delete(Pod, pod.metadata.name or "", pod.metadata.namespace, uid=pod.metadata.uid)
         except NotFound:
@@ -247,7 +251,7 @@ class ReplicaSetController:
         if rs is not None:
             self.recorder.event(rs, EVENT_NORMAL, "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
 
-    async def _sync_status(self, rs: ReplicaSet, pods: list[Pod]) -> tuple[int, int]:
+    async def _sync_status(self, rs: Managed, pods: list[Pod]) -> tuple[int, int]:
         """Write status if it changed; return (readyReplicas, availableReplicas)."""
         status = calculate_status(rs, pods, now=self.now())
         if status_changed(rs.status, status):
@@ -257,7 +261,7 @@ class ReplicaSetController:
                                                   "ready": status.ready_replicas})
         return status.ready_replicas or 0, status.available_replicas or 0
 
-    def _requeue(self, rs: ReplicaSet, *, ready: int, available: int) -> Result | None:
+    def _requeue(self, rs: Managed, *, ready: int, available: int) -> Result | None:
         delays: list[float] = []
         if (pending := self.expectations.time_until_expired(rs.key)) is not None:
             delays.append(pending + 1.0)  # nothing may wake us if an expected event was lost
@@ -265,3 +269,10 @@ class ReplicaSetController:
         if min_ready > 0 and ready == want and available != want:
             delays.append(float(min_ready))
         return Result(requeue_after=min(delays)) if delays else None
+
+
+class ReplicationManager(ReplicaSetController):
+    """The ReplicationController controller: the same logic over core/v1 ReplicationControllers."""
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx, REPLICATION_CONTROLLER)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import httpx
 
 from controllers.common.owner import new_controller_ref
-from kube.api import ObjectMeta, Pod, ReplicaSet
+from controllers.replicaset.kinds import Managed
+from kube.api import ObjectMeta, Pod
 
 __all__ = ["may_have_been_created", "pod_from_template"]
 
@@ -19,7 +20,7 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.
              httpx.LocalProtocolError)
 
 
-def pod_from_template(rs: ReplicaSet) -> Pod:
+def pod_from_template(rs: Managed) -> Pod:
     """The pod to create for `rs` (a new object; the template is not shared)."""
     template = rs.spec.template.model_copy(deep=True)
     meta = ObjectMeta(

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from kube.api import Pod, ReplicaSet, ReplicaSetStatus
+from controllers.replicaset.kinds import Managed
+from kube.api import Pod, ReplicaSetStatus, ReplicationControllerStatus
 from kube.podutil import is_pod_available, is_pod_ready
 
 __all__ = ["calculate_status", "status_changed"]
 
 
-def calculate_status(rs: ReplicaSet, pods: list[Pod], *, now: datetime) -> ReplicaSetStatus:
+def calculate_status(rs: Managed, pods: list[Pod], *, now: datetime) -> ReplicaSetStatus | ReplicationControllerStatus:
     template_labels = (rs.spec.template.metadata.labels or {}).items()
     min_ready = rs.spec.min_ready_seconds or 0
     return rs.status.model_copy(update={
@@ -32,5 +33,6 @@ def calculate_status(rs: ReplicaSet, pods: list[Pod], *, now: datetime) -> Repli
     }, deep=True)
 
 
-def status_changed(old: ReplicaSetStatus, new: ReplicaSetStatus) -> bool:
+def status_changed(old: ReplicaSetStatus | ReplicationControllerStatus,
+                   new: ReplicaSetStatus | ReplicationControllerStatus) -> bool:
     return old.to_dict() != new.to_dict()

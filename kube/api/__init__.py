@@ -4,6 +4,8 @@ from kube.api.apps_v1 import *  # noqa: F403
 from kube.api.apps_v1 import __all__ as _apps
 from kube.api.apps_v1_daemonset import *  # noqa: F403
 from kube.api.apps_v1_daemonset import __all__ as _apps_daemonset
+from kube.api.apps_v1_statefulset import *  # noqa: F403
+from kube.api.apps_v1_statefulset import __all__ as _statefulset
 from kube.api.base import KubeModel, KubeObject, T_Object
 from kube.api.coordination_v1 import *  # noqa: F403
 from kube.api.coordination_v1 import __all__ as _coord
@@ -11,6 +13,8 @@ from kube.api.core_v1 import *  # noqa: F403
 from kube.api.core_v1 import __all__ as _core
 from kube.api.core_v1_services import *  # noqa: F403
 from kube.api.core_v1_services import __all__ as _services
+from kube.api.core_v1_workloads import *  # noqa: F403
+from kube.api.core_v1_workloads import __all__ as _core_workloads
 from kube.api.discovery_v1 import *  # noqa: F403
 from kube.api.discovery_v1 import __all__ as _discovery
 from kube.api.meta import *  # noqa: F403
@@ -19,4 +23,5 @@ from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, mode
 
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
-           *_apps, *_apps_daemonset, *_coord, *_core, *_services, *_discovery, *_meta]
+           *_apps, *_apps_daemonset, *_coord, *_core, *_services, *_discovery, *_meta, *_statefulset,
+           *_core_workloads]

@@ -15,10 +15,12 @@ from pydantic import Field
 
 from kube.api.apps_v1 import Deployment, ReplicaSet
 from kube.api.apps_v1_daemonset import ControllerRevision, DaemonSet
+from kube.api.apps_v1_statefulset import StatefulSet
 from kube.api.base import KubeObject
 from kube.api.coordination_v1 import Lease
 from kube.api.core_v1 import ConfigMap, Event, Namespace, Node, Pod, Secret, ServiceAccount
 from kube.api.core_v1_services import Endpoints, Service
+from kube.api.core_v1_workloads import ReplicationController
 from kube.api.discovery_v1 import EndpointSlice
 from kube.api.meta import ObjectMeta
 from kube.resources import ResourceInfo
@@ -27,7 +29,7 @@ __all__ = ["DynamicObject", "dynamic_model", "model_for_kind", "model_for_resour
 
 _MODELS: dict[str, type[KubeObject]] = {
     m.info.kind: m for m in (Namespace, Node, Pod, Event, ConfigMap, Secret, ServiceAccount, Deployment,
-                             ReplicaSet, Lease, Service, Endpoints, EndpointSlice)
+                             ReplicaSet, Lease, Service, Endpoints, EndpointSlice, ReplicationController, StatefulSet)
 }
 _MODELS.update({m.info.kind: m for m in (DaemonSet, ControllerRevision)})
 

@@ -1,7 +1,8 @@
 """`pkctl describe KIND NAME`: one object in prose, with the events that tell its story.
 
-Pods, Deployments, ReplicaSets, DaemonSets, Nodes, Namespaces and Services get kubectl's layout (containers and
-their states, replica counts and strategy, conditions, capacity and the node's pods, quotas);
+Pods, Deployments, ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets, Nodes,
+Namespaces and Services get kubectl's layout (containers and their states, replica counts and
+strategy, conditions, capacity and the node's pods, quotas);
 any other kind shows its metadata and the rest of the object. Events are the object's own
 (`involvedObject.uid`), oldest first. `describe KIND` without a name, or with `-l`,
 describes every match.
@@ -262,6 +263,29 @@ async def _replicaset(s: Section, client: RESTClient, mapper: RESTMapper, rs: di
     _template(s, spec.get("template") or {})
 
 
+async def _statefulset(s: Section, client: RESTClient, mapper: RESTMapper, sts: dict[str, Any]) -> None:
+    meta, spec, st = sts["metadata"], sts.get("spec") or {}, sts.get("status") or {}
+    s.field("Name", meta.get("name"))
+    s.field("Namespace", meta.get("namespace"))
+    s.field("CreationTimestamp", meta.get("creationTimestamp"))
+    s.field("Selector", _selector(spec.get("selector")))
+    s.mapping("Labels", meta.get("labels"))
+    s.mapping("Annotations", meta.get("annotations"), sep=": ")
+    s.field("Replicas", f"{spec.get('replicas', 1)} desired | {st.get('replicas', 0)} total")
+    strategy = spec.get("updateStrategy") or {}
+    s.field("Update Strategy", strategy.get("type"))
+    if (rolling := strategy.get("rollingUpdate")) is not None:
+        s.field("Partition", rolling.get("partition", 0), 1)
+    pods = (await client.list_raw(resolve(mapper, "pods"), meta.get("namespace"))).get("items") or []
+    mine = [p for p in pods if any(o.get("uid") == meta.get("uid") for o in p["metadata"].get("ownerReferences") or [])]
+    phases = [(p.get("status") or {}).get("phase") for p in mine]
+    s.field("Pods Status", f"{phases.count('Running')} Running / {phases.count('Pending')} Waiting / "
+                           f"{phases.count('Succeeded')} Succeeded / {phases.count('Failed')} Failed")
+    _template(s, spec.get("template") or {})
+    claims = [(c.get("metadata") or {}).get("name") for c in spec.get("volumeClaimTemplates") or []]
+    s.field("Volume Claims", ", ".join(str(c) for c in claims) or "<none>")
+
+
 def _cpu(text: str | None) -> int:
     return cpu_millis(text) if text else 0
 
@@ -373,6 +397,12 @@ async def _describe_one(client: RESTClient, mapper: RESTMapper, info: ResourceIn
         spec = obj.get("spec") or {}
         describe_daemonset(s, obj, list(pods.get("items") or []), selector=_selector(spec.get("selector")))
         _template(s, spec.get("template") or {})
+    elif info.kind == "ReplicationController":  # the same layout; its selector is a plain label map
+        spec = obj.get("spec") or {}
+        as_rs = {**obj, "spec": {**spec, "selector": {"matchLabels": spec.get("selector")}}}
+        await _replicaset(s, client, mapper, as_rs)
+    elif info.kind == "StatefulSet":
+        await _statefulset(s, client, mapper, obj)
     elif info.kind == "Node":
         await _node(s, client, mapper, obj)
     elif info.kind == "Namespace":

@@ -74,7 +74,7 @@ def test_openapi_v2_as_protobuf_and_json(admin_http: httpx.Client) -> None:
     as_json = admin_http.get("/openapi/v2", headers={"Accept": "application/json"}).json()
     assert len(as_json["definitions"]) == len(definitions) and set(as_json["paths"]) == set(paths)
     assert "/api/v1/namespaces/{namespace}/pods/{name}/exec" in paths
-    assert "/api/v1/namespaces/{namespace}/replicationcontrollers/{name}/scale" not in paths  # only what is served
+    assert "/apis/storage.k8s.io/v1/volumeattachments/{name}" not in paths  # only what is served
     assert admin_http.get("/openapi/v2", headers={"Accept": "application/xml"}).status_code == 406
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj, UpdateFunc
 from kube.errors import BadRequest, Invalid
@@ -19,7 +21,14 @@ def as_scale(obj: Obj) -> Obj:
                          if k in meta},
             "spec": {"replicas": spec.get("replicas", 1)},
             "status": {"replicas": status.get("replicas") or 0,
-                       "selector": format_label_selector(selector_from_label_selector(spec.get("selector")))}}
+                       "selector": _selector_text(obj.get("kind"), spec.get("selector"))}}
+
+
+def _selector_text(kind: object, selector: Any) -> str:
+    """A LabelSelector's text form; a ReplicationController's plain label map is `k=v,...`."""
+    if kind == "ReplicationController" and isinstance(selector, dict):
+        return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    return format_label_selector(selector_from_label_selector(selector))
 
 
 def _invalid(name: str, replicas: object) -> Invalid:
