@@ -82,6 +82,8 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("apps", "v1", "ReplicaSet", "replicasets", "replicaset", True, ("rs",), ("all",),
                  subresources=("status", "scale"), has_status=True),
     ResourceInfo("coordination.k8s.io", "v1", "Lease", "leases", "lease", True),
+    ResourceInfo("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", True,
+                 ("pdb",), subresources=("status",), has_status=True),
     ResourceInfo("", "v1", "LimitRange", "limitranges", "limitrange", True, ("limits",)),
     ResourceInfo("", "v1", "ResourceQuota", "resourcequotas", "resourcequota", True, ("quota",),
                  subresources=("status",), has_status=True),
