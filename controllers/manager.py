@@ -20,6 +20,7 @@ from controllers.clusterroleaggregation import ClusterRoleAggregationController
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.deployment import DeploymentController
+from controllers.disruption import DisruptionController
 from controllers.endpoint import EndpointsController
 from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
@@ -48,6 +49,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "root-ca-cert-publisher": RootCACertPublisher,
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "disruption": DisruptionController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 
