@@ -29,6 +29,7 @@ from controllers.nodelifecycle import NodeLifecycleController
 from controllers.replicaset import ReplicaSetController
 from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
+from controllers.tainteviction import TaintEvictionController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
@@ -50,6 +51,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
     "disruption": DisruptionController,
+    "taint-eviction-controller": TaintEvictionController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 
