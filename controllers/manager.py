@@ -26,6 +26,7 @@ from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
+from controllers.podgc import PodGCController
 from controllers.replicaset import ReplicaSetController
 from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
@@ -52,6 +53,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "endpointslice": EndpointSliceController,
     "disruption": DisruptionController,
     "taint-eviction-controller": TaintEvictionController,
+    "pod-garbage-collector": PodGCController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 
