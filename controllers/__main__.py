@@ -65,6 +65,12 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
     parser.add_argument("--root-ca-file", default=None,
                         help="CA bundle to publish as the kube-root-ca.crt ConfigMap in every namespace "
                              "(default: the kubeconfig's CA)")
+    parser.add_argument("--terminated-pod-gc-threshold", type=int, default=12500,
+                        help="terminated pods kept before the oldest are deleted; 0 keeps them all (default 12500)")
+    parser.add_argument("--pod-gc-period", type=float, default=20.0,
+                        help="seconds between two rounds of pod garbage collection (default 20)")
+    parser.add_argument("--pod-gc-orphan-quarantine", type=float, default=40.0,
+                        help="seconds a node must be missing before its pods are deleted (default 40)")
     add_leader_election_flags(parser, lease=LEASE, what="run the controllers")
     add_tracing_flags(parser)
     args = parser.parse_args(argv)
@@ -75,6 +81,9 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
         raise UsageError("--concurrent-*-syncs must be at least 1")
     if not 1 <= args.max_endpoints_per_slice <= 1000:
         raise UsageError("--max-endpoints-per-slice must be between 1 and 1000")
+    if args.terminated_pod_gc_threshold < 0 or args.pod_gc_period <= 0 or args.pod_gc_orphan_quarantine < 0:
+        raise UsageError("--terminated-pod-gc-threshold and --pod-gc-orphan-quarantine must not be negative, "
+                         "--pod-gc-period must be positive")
     if args.root_ca_file is not None:
         _check_root_ca_file(args.root_ca_file)
     return ControllerManagerConfig(kubeconfig=args.kubeconfig,
@@ -89,6 +98,9 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                                    node_monitor_grace_period=args.node_monitor_grace_period,
                                    node_monitor_period=args.node_monitor_period,
                                    root_ca_file=args.root_ca_file,
+                                   terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
+                                   pod_gc_period=args.pod_gc_period,
+                                   pod_gc_orphan_quarantine=args.pod_gc_orphan_quarantine,
                                    leader_election=leader_election_from_flags(args, lease=LEASE),
                                    tracing=tracing_from_flags(args))
 

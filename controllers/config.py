@@ -37,5 +37,11 @@ class ControllerManagerConfig:
     """With --root-ca-file: the CA bundle published as kube-root-ca.crt in every namespace
     (without it, the CA the kubeconfig trusts)."""
     tracing: TracingConfig = TracingConfig()
+    terminated_pod_gc_threshold: int = 12500
+    """Terminated pods kept before the oldest are deleted (0: never delete them)."""
+    pod_gc_period: float = 20.0
+    """Seconds between two rounds of pod garbage collection."""
+    pod_gc_orphan_quarantine: float = 40.0
+    """Seconds a pod's node must be missing before the pod is deleted as orphaned."""
     leader_election: LeaderElection | None = None
     """With --leader-elect: act only while holding the Lease kube-system/kube-controller-manager."""

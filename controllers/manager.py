@@ -21,15 +21,18 @@ from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.daemonset import DaemonSetsController
 from controllers.deployment import DeploymentController
+from controllers.disruption import DisruptionController
 from controllers.endpoint import EndpointsController
 from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
+from controllers.podgc import PodGCController
 from controllers.replicaset import ReplicaSetController, ReplicationManager
 from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
 from controllers.statefulset import StatefulSetController
+from controllers.tainteviction import TaintEvictionController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
@@ -53,6 +56,9 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "daemonset": DaemonSetsController,
     "replicationcontroller": ReplicationManager,
     "statefulset": StatefulSetController,
+    "disruption": DisruptionController,
+    "taint-eviction-controller": TaintEvictionController,
+    "pod-garbage-collector": PodGCController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

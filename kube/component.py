@@ -160,17 +160,28 @@ class LeaderElection:
     retry_period: float = 2.0
 
 
+def _flag_bool(text: str) -> bool:
+    """A Go bool flag's value: 1, t, true, 0, f, false in any case (strconv.ParseBool)."""
+    lowered = text.lower()
+    if lowered in ("1", "t", "true"):
+        return True
+    if lowered in ("0", "f", "false"):
+        return False
+    raise argparse.ArgumentTypeError(f'invalid boolean value "{text}"')
+
+
 def add_leader_election_flags(parser: argparse.ArgumentParser, *, lease: str, what: str) -> None:
     """Add `--leader-elect` and its three timings, named and defaulted as upstream's components do."""
-    parser.add_argument("--leader-elect", action="store_true",
-                        help=f"{what} only while holding the kube-system/{lease} Lease")
+    parser.add_argument("--leader-elect", type=_flag_bool, nargs="?", const=True, default=True, metavar="BOOL",
+                        help=f"{what} only while holding the kube-system/{lease} Lease (default true; "
+                             "--leader-elect=false runs at once, alone)")
     parser.add_argument("--leader-elect-lease-duration", type=float, default=15.0)
     parser.add_argument("--leader-elect-renew-deadline", type=float, default=10.0)
     parser.add_argument("--leader-elect-retry-period", type=float, default=2.0)
 
 
 def leader_election_from_flags(args: argparse.Namespace, *, lease: str) -> LeaderElection | None:
-    """The election `add_leader_election_flags` asked for, or None without `--leader-elect`."""
+    """The election `add_leader_election_flags` asked for (the default), or None with `--leader-elect=false`."""
     if not args.leader_elect:
         return None
     return LeaderElection(lease, lease_duration=args.leader_elect_lease_duration,

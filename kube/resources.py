@@ -89,6 +89,8 @@ RESOURCES: tuple[ResourceInfo, ...] = (
                  ("rc",), ("all",), subresources=("status", "scale"), has_status=True),
     ResourceInfo("apps", "v1", "StatefulSet", "statefulsets", "statefulset", True, ("sts",), ("all",),
                  subresources=("status", "scale"), has_status=True),
+    ResourceInfo("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", "poddisruptionbudget", True,
+                 ("pdb",), subresources=("status",), has_status=True),
     ResourceInfo("", "v1", "LimitRange", "limitranges", "limitrange", True, ("limits",)),
     ResourceInfo("", "v1", "ResourceQuota", "resourcequotas", "resourcequota", True, ("quota",),
                  subresources=("status",), has_status=True),

@@ -3,7 +3,8 @@
 Mirrors kubelet_node_status.go and the nodelease controller, reduced:
 - `register()` creates the Node (labels `kubernetes.io/hostname`, `kubernetes.io/os`,
   `kubernetes.io/arch`, `spec.podCIDR`) or, when it already exists (a restarted kubelet),
-  leaves spec alone and only refreshes status; it retries until the API server answers;
+  leaves spec alone and only refreshes status; it retries until the API server answers.
+  This happens once, at start: a Node deleted later is not created again;
 - the status carries capacity/allocatable, addresses (InternalIP, Hostname), nodeInfo,
   `daemonEndpoints.kubeletEndpoint.Port` and the four conditions upstream reports, with
   `lastTransitionTime` kept while a condition's status does not change;
@@ -169,8 +170,12 @@ class NodeStatusManager:
                 try:
                     await step()
                 except NotFound:
-                    if what == "status":  # someone deleted our Node: register it again
-                        await self.register()
+                    # As upstream, the kubelet registers its Node only when it starts: a Node
+                    # someone deleted stays deleted (and the pod GC removes its pods).
+                    if what == "status":
+                        logger.warning("Error updating node status, will retry",
+                                       extra={"node": self.config.node_name,
+                                              "error": f'nodes "{self.config.node_name}" not found'})
                 except Conflict:
                     pass
                 except Exception as e:  # noqa: BLE001 - a loop boundary: the next heartbeat retries

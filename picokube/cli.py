@@ -111,6 +111,10 @@ def up(
         help="CIDR the API server allocates Service cluster IPs from.")] = "10.96.0.0/12",
     service_node_port_range: Annotated[str, typer.Option(
         help="Range the API server allocates Service node ports from.")] = "30000-32767",
+    controller_managers: Annotated[int, typer.Option(
+        help="How many controller-managers to run; one leads (Lease kube-system/kube-controller-manager).")] = 1,
+    schedulers: Annotated[int, typer.Option(
+        help="How many schedulers to run; one leads (Lease kube-system/kube-scheduler).")] = 1,
     detach: Annotated[bool, typer.Option(help="Run in the background; return once every node is Ready.")] = False,
     timeout: Annotated[float, typer.Option(help="With --detach: seconds to wait for a Ready cluster.")] = 120.0,
 ) -> None:
@@ -125,7 +129,8 @@ def up(
             node_status_update_frequency=node_status_update_frequency,
             max_container_restart_period=max_container_restart_period, tracing=tracing,
             otlp_endpoint=otlp_endpoint, service_cluster_ip_range=service_cluster_ip_range,
-            service_node_port_range=service_node_port_range)
+            service_node_port_range=service_node_port_range, controller_managers=controller_managers,
+            schedulers=schedulers)
     except (UpError, ValueError) as e:
         _fail(str(e))
     typer.echo(f"Using runtime {chosen} ({reason})")

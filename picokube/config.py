@@ -62,6 +62,8 @@ class ClusterConfig:
     otlp_endpoint: str | None = None  # and, when set, to this external OTLP/HTTP collector
     service_cluster_ip_range: str = "10.96.0.0/12"  # the API server's cluster IP range
     service_node_port_range: str = "30000-32767"  # and its node port range
+    controller_managers: int = 1  # instances; they elect a leader through a Lease
+    schedulers: int = 1
 
     def __post_init__(self) -> None:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
@@ -69,6 +71,8 @@ class ClusterConfig:
                 raise ValueError(f"{flag}: {port} is not a TCP port")
         if self.nodes < 0:
             raise ValueError("--nodes must be 0 or more")
+        if self.controller_managers < 1 or self.schedulers < 1:
+            raise ValueError("--controller-managers and --schedulers must be 1 or more")
         if self.pod_start_delay < 0:
             raise ValueError("--pod-start-delay must be 0 or more")
         for flag, seconds in (("--node-monitor-grace-period", self.node_monitor_grace_period),

@@ -137,13 +137,19 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--service-node-port-range", config.service_node_port_range,
         ready=lambda: readyz_probe.readyz()[0]))
     grace = config.node_monitor_grace_period
-    specs.append(python("controller-manager", "controllers",
-                        "--kubeconfig", str(config.kubeconfig_for("controller-manager")),
-                        "--root-ca-file", str(pki.ca_cert), *tracing,
-                        # Nodes are checked four times per grace period, at most every 5 s as upstream.
-                        *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
-                          if grace is not None else ())))
-    specs.append(python("scheduler", "scheduler", "--kubeconfig", str(config.kubeconfig_for("scheduler")), *tracing))
+    # Every instance is a leader-election candidate (on by default, as upstream); the first of
+    # each keeps the plain name, the others are numbered.
+    for n in range(1, config.controller_managers + 1):
+        specs.append(python(
+            "controller-manager" if n == 1 else f"controller-manager-{n}", "controllers",
+            "--kubeconfig", str(config.kubeconfig_for("controller-manager")),
+            "--root-ca-file", str(pki.ca_cert), *tracing,
+            # Nodes are checked four times per grace period, at most every 5 s as upstream.
+            *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
+              if grace is not None else ())))
+    for n in range(1, config.schedulers + 1):
+        specs.append(python("scheduler" if n == 1 else f"scheduler-{n}", "scheduler",
+                            "--kubeconfig", str(config.kubeconfig_for("scheduler")), *tracing))
     for containerd in config.containerd_nodes():
         containerd.write_config()
         specs.append(ComponentSpec(f"containerd-{config.node_names[containerd.index - 1]}", containerd.argv(),

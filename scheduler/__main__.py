@@ -77,7 +77,7 @@ def parse_args(argv: list[str] | None = None) -> SchedulerConfig:
         percentage_of_nodes_to_score=_first(f.percentage_of_nodes_to_score, config.percentage_of_nodes_to_score),
         pod_initial_backoff_seconds=_first(f.pod_initial_backoff_seconds, config.pod_initial_backoff_seconds),
         pod_max_backoff_seconds=_first(f.pod_max_backoff_seconds, config.pod_max_backoff_seconds),
-        leader_election=f.leader_election or config.leader_election)
+        leader_election=f.leader_election if f.leader_elect is not None else config.leader_election)
 
 
 def _first(value: T | None, fallback: T) -> T:

@@ -48,6 +48,8 @@ class SchedulerFileConfig:
     pod_max_backoff_seconds: float | None = None
     kubeconfig: str | None = None
     leader_election: LeaderElection | None = None
+    leader_elect: bool | None = None
+    """`leaderElection.leaderElect` when the file sets it (it then overrides --leader-elect)."""
 
 
 def default_profile(scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
@@ -199,4 +201,4 @@ def load_config(path: str | Path, registry: Mapping[str, PluginFactory] = IN_TRE
                                pod_initial_backoff_seconds=seconds("podInitialBackoffSeconds"),
                                pod_max_backoff_seconds=seconds("podMaxBackoffSeconds"),
                                kubeconfig=(raw.get("clientConnection") or {}).get("kubeconfig"),
-                               leader_election=leader)
+                               leader_election=leader, leader_elect=election.get("leaderElect"))

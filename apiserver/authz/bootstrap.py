@@ -159,6 +159,8 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
              "verbs": ["get", "list", "watch", "update", "patch", "escalate"]},
             {"apiGroups": ["", "policy"], "resources": ["pods/eviction"], "verbs": ["create"]},
+            # The disruption controller writes budgets' status.
+            {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets/status"], "verbs": ["update"]},
         ]),
         _cluster_role("system:kube-scheduler", [
             {"apiGroups": ["", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io"], "resources": ["*"],

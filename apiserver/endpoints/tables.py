@@ -331,6 +331,12 @@ def _created_at_cells(obj: Obj, _now: datetime) -> list[Any]:
     return [_name(obj), t.strftime("%Y-%m-%dT%H:%M:%SZ") if t else "0001-01-01T00:00:00Z"]
 
 
+def _pdb_cells(pdb: Obj, now: datetime) -> list[Any]:
+    spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
+    budget = [str(spec[f]) if spec.get(f) is not None else "N/A" for f in ("minAvailable", "maxUnavailable")]
+    return [_name(pdb), *budget, int(status.get("disruptionsAllowed") or 0), _age(pdb, now)]
+
+
 # --- Registry ---------------------------------------------------------------------------
 
 _NAME = Column("Name", format="name", description="Name must be unique within a namespace.")
@@ -409,6 +415,11 @@ PRINTERS: dict[str, Printer] = {
                              Column("Global-Default", "boolean", description="Whether pods without a class get it."),
                              _AGE, Column("PreemptionPolicy", description="Whether pods may preempt lower ones."),
                              cells=_priority_class_cells),
+    "PodDisruptionBudget": _simple(
+        Column("Min Available", description="The minimum number of pods that must be available."),
+        Column("Max Unavailable", description="The maximum number of pods that may be unavailable."),
+        Column("Allowed Disruptions", "integer", description="Calculated number of pods that may be disrupted now."),
+        _AGE, cells=_pdb_cells),
 }
 """Kind -> printer; any other kind gets the generic `Name, Created At` table."""
 

@@ -83,7 +83,7 @@ def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStor
     if name == "binding":
         return BindingStorage(store)
     if name == "eviction":
-        return EvictionStorage(store)
+        return EvictionStorage(store, stores.get("poddisruptionbudgets"))
     if name == "ephemeralcontainers":
         return EphemeralContainersStorage(store)
     if name == "log":

@@ -8,27 +8,23 @@ Mirrors pkg/controller/nodelifecycle with taint-based eviction, reduced:
   stopped posting node status.") and adds the `node.kubernetes.io/unreachable:NoExecute`
   taint. A node whose kubelet reports Ready=False gets `node.kubernetes.io/not-ready`
   instead. When the node is healthy again both taints are removed;
-- the pods of an Unknown node are marked Ready=False;
-- NoExecute eviction: a pod on a tainted node is deleted once its toleration for the taint
-  runs out (the smallest `tolerationSeconds` of the tolerations matching the taint, counted
-  from the taint's `timeAdded`), at once when it does not tolerate it, never when it
-  tolerates it without a limit. Tolerations match as the scheduler matches them
-  (kube.taints): key, effect, operator and value. Its ReplicaSet then replaces it elsewhere.
+- the pods of an Unknown node are marked Ready=False.
+Evicting the pods of a tainted node is the taint eviction controller's job
+(controllers.tainteviction), for these taints as for any other NoExecute taint.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from controllers.context import ControllerContext
-from kube.api import Lease, Node, Pod, Taint
+from kube.api import Lease, Node, Pod
 from kube.errors import ApiError, NotFound
 from kube.podutil import is_pod_terminal
-from kube.taints import TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE, toleration_seconds
-from kube.timeutil import now_rfc3339, parse_time, utc_now
+from kube.taints import TAINT_NODE_NOT_READY, TAINT_NODE_UNREACHABLE
+from kube.timeutil import now_rfc3339
 
-__all__ = ["NOT_READY", "UNREACHABLE", "NodeLifecycleController", "tolerates_for_now"]
+__all__ = ["NOT_READY", "UNREACHABLE", "NodeLifecycleController"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,8 +76,6 @@ class NodeLifecycleController:
             else:
                 want = None
             await self._set_taint(node, want)
-            if want is not None:
-                await self._evict(node, want)
 
     async def _mark_unknown(self, node: Node) -> None:
         name = str(node.metadata.name)
@@ -125,31 +119,3 @@ class NodeLifecycleController:
             logger.info("Node taints updated", extra={"node": node.metadata.name, "taint": want or "none"})
         except ApiError as e:
             logger.debug("Updating taints failed, next round retries", extra={"error": str(e)})
-
-    async def _evict(self, node: Node, key: str) -> None:
-        taint = next((t for t in node.spec.taints or [] if t.key == key and t.effect == "NoExecute"), None)
-        if taint is None:
-            return  # our taint is not in the cache yet; the next round sees it
-        now = utc_now().timestamp()
-        added = parse_time(taint.time_added)
-        since = added.timestamp() if added is not None else now
-        for pod in self.pods.store.by_index("node", str(node.metadata.name)):
-            if pod.metadata.deletion_timestamp or tolerates_for_now(pod, taint, since=since, now=now):
-                continue
-            try:
-                await self.client.delete(Pod, str(pod.metadata.name), pod.metadata.namespace, uid=pod.metadata.uid)
-                logger.info("Evicted pod from tainted node", extra={"pod": pod.key, "node": node.metadata.name,
-                                                                     "taint": key})
-            except (NotFound, ApiError):
-                pass
-            await asyncio.sleep(0)
-
-
-def tolerates_for_now(pod: Pod, taint: Taint, *, since: float, now: float) -> bool:
-    """True while `pod` may stay on a node that has carried the NoExecute `taint` since `since`.
-
-    The toleration must match the taint exactly as the scheduler matches it (key, effect,
-    operator and value); its time limit counts from `since` (the taint's timeAdded).
-    """
-    seconds = toleration_seconds(pod.spec.tolerations, taint)
-    return seconds is not None and now < since + seconds

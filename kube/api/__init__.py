@@ -19,9 +19,11 @@ from kube.api.discovery_v1 import *  # noqa: F403
 from kube.api.discovery_v1 import __all__ as _discovery
 from kube.api.meta import *  # noqa: F403
 from kube.api.meta import __all__ as _meta
+from kube.api.policy_v1 import *  # noqa: F403
+from kube.api.policy_v1 import __all__ as _policy
 from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, model_for_resource
 
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
            *_apps, *_apps_daemonset, *_coord, *_core, *_services, *_discovery, *_meta, *_statefulset,
-           *_core_workloads]
+           *_core_workloads, *_policy]

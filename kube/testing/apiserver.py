@@ -102,9 +102,16 @@ class ApiServerHarness:
         self.stop()
 
     def component(self, module: str, *args: str, identity: str, log_path: Path) -> Process:
-        """`python -m <module> --kubeconfig <identity's> ARGS...` against this server, not yet started."""
-        return Process([sys.executable, "-m", module, "--kubeconfig", str(self.kubeconfig(identity)), *args],
-                       log_path=log_path)
+        """`python -m <module> --kubeconfig <identity's> ARGS...` against this server, not yet started.
+
+        The controller-manager and the scheduler elect a leader by default, as upstream's do;
+        here they run alone (`--leader-elect=false`) unless ARGS say otherwise, so a restarted
+        one need not wait out the Lease of the one it replaces.
+        """
+        elects = any(a == "--leader-elect" or a.startswith("--leader-elect=") for a in args)
+        alone = ("--leader-elect=false",) if module in ("controllers", "scheduler") and not elects else ()
+        return Process([sys.executable, "-m", module, "--kubeconfig", str(self.kubeconfig(identity)), *alone,
+                        *args], log_path=log_path)
 
     def controller_manager(self, *args: str, log_path: Path) -> Process:
         """`python -m controllers` as the controller-manager (not yet started), publishing this

@@ -1,4 +1,4 @@
-"""Which pods the node lifecycle controller leaves on a NoExecute-tainted node, and for how long."""
+"""Which pods the taint eviction controller leaves on a NoExecute-tainted node, and for how long."""
 
 from __future__ import annotations
 
@@ -6,11 +6,8 @@ from typing import Any
 
 import pytest
 
-from controllers.nodelifecycle.controller import (
-    NOT_READY,
-    UNREACHABLE,
-    tolerates_for_now,
-)
+from controllers.nodelifecycle.controller import NOT_READY, UNREACHABLE
+from controllers.tainteviction.timing import tolerates_for_now
 from kube.api import Pod, Taint
 
 TAINT = Taint(key=UNREACHABLE, effect="NoExecute", time_added="2024-01-01T00:00:00Z")

@@ -134,3 +134,20 @@ def test_entry_points_exit_two_on_bad_flags(argv: list[str]) -> None:
                          env=env)
     assert out.returncode == EXIT_USAGE, out.stderr
     assert "error:" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(("argv", "elects"), [
+    ([], True), (["--leader-elect"], True), (["--leader-elect=true"], True), (["--leader-elect=false"], False),
+    (["--leader-elect=0"], False),
+])
+def test_leader_election_is_on_unless_turned_off(argv: list[str], elects: bool) -> None:
+    import argparse
+
+    from kube.component import add_leader_election_flags, leader_election_from_flags
+
+    parser = argparse.ArgumentParser()
+    add_leader_election_flags(parser, lease="kube-scheduler", what="schedule")
+    election = leader_election_from_flags(parser.parse_args(argv), lease="kube-scheduler")
+    assert (election is not None) is elects
+    if election is not None:
+        assert (election.name, election.lease_duration) == ("kube-scheduler", 15.0)

@@ -295,3 +295,36 @@ async def test_init_containers_run_first_in_order(kubelet: Any, admin: RESTClien
     failed = await admin.get(Pod, "bad-init", ns)
     statuses = failed.status.container_statuses
     assert not statuses or (statuses[0].state is not None and statuses[0].state.running is None)
+
+
+async def test_a_deleted_node_is_not_registered_again(api: ApiServerHarness, admin: RESTClient) -> None:
+    config = KubeletConfig(node_name="node-1", pod_cidr=CIDR, node_status_update_frequency=0.2,
+                           node_status_report_frequency=0.2, relist_interval=0.2, housekeeping_interval=0.5)
+    runtime = SimulatedRuntime(pod_cidr=CIDR)
+    async with api.client("node-1", field_manager=FIELD_MANAGER) as client:
+        k = Kubelet(config, client, runtime, runtime_name=RUNTIME_NAME, runtime_version=RUNTIME_VERSION,
+                    kubelet_port=10250)
+        try:
+            before = (await admin.get(Lease, "node-1", "kube-node-lease")).spec.renew_time
+        except NotFound:
+            before = None
+        task = asyncio.create_task(k.run())
+        try:
+            async def heartbeating() -> bool:
+                """Registration is over once the heartbeat loop renews the Lease."""
+                try:
+                    lease = await admin.get(Lease, "node-1", "kube-node-lease")
+                    return lease.spec.renew_time != before and (await admin.get(Node, "node-1")).is_ready()
+                except NotFound:
+                    return False
+            await eventually(heartbeating, timeout=20, message="node-1 registered and heartbeating")
+            await admin.delete(Node, "node-1")
+            # Many status reports later (every 0.2s) the Node is still gone.
+            for _ in range(15):
+                await asyncio.sleep(0.2)
+                with pytest.raises(NotFound):
+                    await admin.get(Node, "node-1")
+            assert not task.done()
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)

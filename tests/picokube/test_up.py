@@ -153,3 +153,13 @@ def test_status_without_a_cluster_fails(tmp_path: Path) -> None:
     result = run_cli("status", "--data-dir", str(tmp_path), "-o", "json")
     assert result.returncode != 0
     assert "No picokube cluster state" in result.stderr
+
+
+def test_several_controller_managers_and_schedulers_are_leader_election_candidates(tmp_path: Path) -> None:
+    config = ClusterConfig(data_dir=tmp_path, nodes=1, controller_managers=2, schedulers=2)
+    prepare(config)
+    specs = {s.name: s for s in component_specs(config)}
+    assert {"controller-manager", "controller-manager-2", "scheduler", "scheduler-2"} <= set(specs)
+    assert specs["controller-manager-2"].argv == specs["controller-manager"].argv
+    assert specs["scheduler-2"].argv == specs["scheduler"].argv
+    assert not any("--leader-elect=false" in s.argv for s in specs.values())  # electing is the default

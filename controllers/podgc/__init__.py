@@ -1,0 +1,5 @@
+"""The pod garbage collector."""
+
+from controllers.podgc.controller import PodGCController
+
+__all__ = ["PodGCController"]

@@ -1,0 +1,5 @@
+"""The taint eviction controller (NoExecute taints)."""
+
+from controllers.tainteviction.controller import TaintEvictionController
+
+__all__ = ["TaintEvictionController"]
