@@ -475,3 +475,7 @@ def to_table(kind: str, items: list[Obj], *, list_meta: Obj | None = None, inclu
 from apiserver.endpoints.service_tables import SERVICE_PRINTERS  # noqa: E402 - it builds on the names above
 
 PRINTERS.update(SERVICE_PRINTERS)
+
+from apiserver.endpoints.job_tables import JOB_PRINTERS  # noqa: E402 - it builds on the names above
+
+PRINTERS.update(JOB_PRINTERS)

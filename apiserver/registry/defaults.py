@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from apiserver.registry.job_defaults import default_job
 from apiserver.registry.pod_defaults import default_pod_only, default_pod_spec
 
 __all__ = ["apply_defaults", "default_pod_spec"]
@@ -169,6 +170,7 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Service": _default_service,
     "Endpoints": _default_endpoints,
     "EndpointSlice": _default_endpoint_slice,
+    "Job": default_job,
 }
 
 

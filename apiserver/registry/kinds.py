@@ -13,6 +13,7 @@ from apiserver.registry.ephemeral_validation import (
     validate_ephemeral_containers_create,
     validate_ephemeral_containers_update,
 )
+from apiserver.registry.job_strategy import JobStrategy
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.service import EndpointSliceStrategy, EndpointsStrategy, ServiceStrategy
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
@@ -258,6 +259,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "ClusterRoleBinding": RBACStrategy, "Secret": SecretStrategy, "ConfigMap": ConfigMapStrategy,
         "CustomResourceDefinition": CRDStrategy, "Service": ServiceStrategy, "Endpoints": EndpointsStrategy,
         "EndpointSlice": EndpointSliceStrategy,
+        "Job": JobStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

@@ -3,6 +3,8 @@
 from kube.api.apps_v1 import *  # noqa: F403
 from kube.api.apps_v1 import __all__ as _apps
 from kube.api.base import KubeModel, KubeObject, T_Object
+from kube.api.batch_v1 import *  # noqa: F403
+from kube.api.batch_v1 import __all__ as _batch
 from kube.api.coordination_v1 import *  # noqa: F403
 from kube.api.coordination_v1 import __all__ as _coord
 from kube.api.core_v1 import *  # noqa: F403
@@ -17,4 +19,4 @@ from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, mode
 
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
-           *_apps, *_coord, *_core, *_services, *_discovery, *_meta]
+           *_apps, *_coord, *_core, *_services, *_discovery, *_meta, *_batch]
