@@ -23,11 +23,13 @@ from controllers.deployment import DeploymentController
 from controllers.endpoint import EndpointsController
 from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
+from controllers.job import JobController
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
 from controllers.replicaset import ReplicaSetController
 from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
+from controllers.ttlafterfinished import TTLAfterFinishedController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
@@ -48,6 +50,8 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "root-ca-cert-publisher": RootCACertPublisher,
     "endpoint": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "job": JobController,
+    "ttl-after-finished": TTLAfterFinishedController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 
