@@ -15,7 +15,8 @@ their controller's uid, so a reconcile is a lookup. `reconcile` is level-trigger
    its completions succeeded (every index for an Indexed Job; any one pod for a work queue);
 4. otherwise it keeps min(parallelism, remaining completions) pods active, creating them after
    the failure backoff, or deletes them all while suspended (condition Suspended).
-Pods are created with the Job as controller owner, so the garbage collector deletes them with it.
+Pods are created with the Job as controller owner, so the garbage collector deletes them with it;
+once a Job is gone, whatever pods of it still hold the tracking finalizer are released.
 """
 
 from __future__ import annotations
@@ -140,14 +141,26 @@ class JobController:
         """Bring one Job's pods and status in line with its spec (see the module doc)."""
         cached = self.job_informer.store.get_by_name(req.namespace, req.name)
         if cached is None:
+            await self._release_orphans(req)
             return None
         job = self._current(req.key, cached)
         pods = list(self.pod_informer.store.by_index(CONTROLLER_UID_INDEX, job.metadata.uid or ""))
         if job_finished(job) or job.metadata.deletion_timestamp is not None:
-            await self._release(job, [p for p in pods if has_tracking_finalizer(p)])
+            await self._release_pods([p for p in pods if has_tracking_finalizer(p)])
             return None
         job = await self._track_finished_pods(job, pods)
         return await self._sync(job, pods)
+
+    async def _release_orphans(self, req: Request) -> None:
+        """The Job is gone: no one will count its pods, so none may keep waiting for that."""
+        orphans: list[Pod] = []
+        for pod in self.pod_informer.store.by_index("namespace", req.namespace or ""):
+            ref = pod.metadata.controller_ref()
+            if ref is not None and ref.kind == "Job" and ref.name == req.name and has_tracking_finalizer(pod):
+                orphans.append(pod)
+        if orphans:
+            logger.info("Releasing pods of a deleted Job", extra={"job": req.key, "count": len(orphans)})
+            await self._release_pods(orphans)
 
     async def _write(self, job: Job) -> Job:
         written = await self.client.update_status(job)
@@ -196,7 +209,7 @@ class JobController:
         if new_uncounted != uncounted or failure_target is not None:
             job.status.uncounted_terminated_pods = new_uncounted
             job = await self._write(job)
-        await self._release(job, to_release)
+        await self._release_pods(to_release)
         released.update(p.metadata.uid or "" for p in to_release)
         return await self._count(job, {p.metadata.uid for p in pods if has_tracking_finalizer(p)} - released)
 
@@ -217,7 +230,7 @@ class JobController:
             failed=[u for u in uncounted.failed or [] if u in holding])
         return await self._write(job)
 
-    async def _release(self, job: Job, pods: list[Pod]) -> None:
+    async def _release_pods(self, pods: list[Pod]) -> None:
         async def release(pod: Pod) -> None:
             finalizers = pod.metadata.finalizers or []
             if JOB_TRACKING_FINALIZER not in finalizers:

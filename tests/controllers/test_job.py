@@ -190,3 +190,14 @@ async def test_ttl_after_finished_deletes_the_job_and_its_pods(env: tuple[RESTCl
             return not await job_pods(client, ns, job)
         return False
     await eventually(gone, timeout=40)
+
+
+async def test_deleting_a_running_job_deletes_its_pods(env: tuple[RESTClient, str]) -> None:
+    client, ns = env
+    job = await create_job(client, ns, "doomed", parallelism=2, completions=2)
+    await eventually(lambda: _active_pods(client, ns, job, 2), timeout=20)
+    await client.delete(Job, "doomed", ns, propagation_policy="Background")
+
+    async def gone() -> bool:
+        return not await job_pods(client, ns, job)
+    await eventually(gone, timeout=40, message="the deleted Job's pods were never released and removed")
