@@ -35,6 +35,7 @@ from controllers.job.pods import (
     is_pod_failed,
     is_pod_succeeded,
     match_failure_policy,
+    restarts_on_failure,
 )
 from controllers.job.status import backoff_delay, condition_true, set_condition
 from controllers.job.status import is_finished as job_finished
@@ -261,11 +262,12 @@ class JobController:
         uncounted = job.status.uncounted_terminated_pods
         return (job.status.failed or 0) + len((uncounted.failed or []) if uncounted else [])
 
-    def _failure(self, job: Job) -> tuple[str, str] | None:
+    def _failure(self, job: Job, active: list[Pod]) -> tuple[str, str] | None:
         if condition_true(job, "FailureTarget"):
             cond = next(c for c in job.status.conditions or [] if c.type == "FailureTarget")
             return cond.reason or "", cond.message or ""
-        if self._failed(job) > (job.spec.backoff_limit if job.spec.backoff_limit is not None else 6):
+        if self._failed(job) + restarts_on_failure(job, active) > (
+                job.spec.backoff_limit if job.spec.backoff_limit is not None else 6):
             return "BackoffLimitExceeded", "Job has reached the specified backoff limit"
         start = _parse(job.status.start_time)
         deadline = job.spec.active_deadline_seconds
@@ -285,7 +287,7 @@ class JobController:
         changed = False
         if job.status.start_time is None and not job.spec.suspend:
             job.status.start_time, changed = now, True
-        if (failure := self._failure(job)) is not None:
+        if (failure := self._failure(job, active)) is not None:
             return await self._finish(job, active, failure, success=False)
         if self._complete(job, len(active)):
             return await self._finish(job, active, ("CompletionsReached", "Reached expected number of succeeded pods"),
@@ -294,13 +296,16 @@ class JobController:
         if job.spec.suspend:
             await self._delete_pods(job, active)
             active = []
-            changed |= set_condition(job, type_="Suspended", status="True", reason="JobSuspended",
-                                     message="Job suspended", now=now)
+            if set_condition(job, type_="Suspended", status="True", reason="JobSuspended", message="Job suspended",
+                             now=now):
+                changed = True
+                self.recorder.event(job, EVENT_NORMAL, "Suspended", "Job suspended")
         else:
             if condition_true(job, "Suspended"):
                 changed |= set_condition(job, type_="Suspended", status="False", reason="JobResumed",
                                          message="Job resumed", now=now)
                 job.status.start_time = now  # a resumed Job's deadline starts again
+                self.recorder.event(job, EVENT_NORMAL, "Resumed", "Job resumed")
             if self.expectations.satisfied(job.key):
                 requeue = await self._manage(job, active)
             requeue = self._deadline_requeue(job, requeue)

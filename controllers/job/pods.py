@@ -3,6 +3,8 @@
 Mirrors the pod predicates of pkg/controller/job (job_controller.go, pod_failure_policy.go):
 - a pod *succeeded* or *failed* by its phase; a pod being deleted before it succeeded also
   counts as failed (its work is lost), unless its Job is suspended or finished;
+- with restartPolicy OnFailure the kubelet restarts failing containers in place, so their
+  restarts (`restarts_on_failure`) count against backoffLimit as failed pods would;
 - `match_failure_policy` applies spec.podFailurePolicy's rules in order to a failed pod and
   returns the first matching rule's action (FailJob, Ignore, Count) with upstream's message
   for FailJob, or None when no rule matches (the failure counts).
@@ -17,7 +19,7 @@ from kube.api import Job, Pod
 from kube.api.batch_v1 import JOB_TRACKING_FINALIZER, PodFailurePolicyRule
 
 __all__ = ["FailurePolicyMatch", "has_tracking_finalizer", "is_finished", "is_pod_failed", "is_pod_succeeded",
-           "match_failure_policy"]
+           "match_failure_policy", "restarts_on_failure"]
 
 
 def has_tracking_finalizer(pod: Pod) -> bool:
@@ -35,6 +37,14 @@ def is_pod_failed(pod: Pod) -> bool:
 def is_finished(pod: Pod) -> bool:
     """Terminal, or on its way out: either way no longer active."""
     return pod.status.phase in ("Succeeded", "Failed") or pod.metadata.deletion_timestamp is not None
+
+
+def restarts_on_failure(job: Job, active: list[Pod]) -> int:
+    """Container restarts of the active pods, when they count as failures (restartPolicy OnFailure)."""
+    if job.spec.template.spec.restart_policy != "OnFailure":
+        return 0
+    return sum(status.restart_count for pod in active
+               for status in [*(pod.status.init_container_statuses or []), *(pod.status.container_statuses or [])])
 
 
 @dataclass(frozen=True)

@@ -201,3 +201,16 @@ async def test_deleting_a_running_job_deletes_its_pods(env: tuple[RESTClient, st
     async def gone() -> bool:
         return not await job_pods(client, ns, job)
     await eventually(gone, timeout=40, message="the deleted Job's pods were never released and removed")
+
+
+async def test_restarts_count_against_the_backoff_limit_with_on_failure(env: tuple[RESTClient, str]) -> None:
+    client, ns = env
+    job = await create_job(client, ns, "restarts", backoffLimit=2, template={"spec": {
+        "restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}})
+    pod = (await eventually(lambda: _active_pods(client, ns, job), timeout=20))[0]
+    await client.patch(Pod, pod.metadata.name or "", {"status": {"phase": "Running", "containerStatuses": [{
+        "name": "c", "image": "busybox", "ready": False, "restartCount": 3,
+        "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}, ns, subresource="status")
+    failed = await eventually(lambda: finished(client, job, "Failed"), timeout=20)
+    assert condition(failed, "Failed").reason == "BackoffLimitExceeded"
+    await eventually(lambda: _no_active_pods(client, ns, job), timeout=20)
