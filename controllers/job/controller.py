@@ -179,6 +179,9 @@ class JobController:
         completed = parse_indexes(job.status.completed_indexes, completions)
         backoff = self.backoffs.setdefault(job.key, _Backoff())
         failure_target: str | None = None
+        # A pod deleted before it finished counts as failed, unless this controller removed it
+        # because the Job was suspended or had already succeeded.
+        removed_counts = not job.spec.suspend and not condition_true(job, "SuccessCriteriaMet")
         for pod in pods:
             uid = pod.metadata.uid or ""
             if not has_tracking_finalizer(pod) or uid in released or not is_finished(pod):
@@ -192,7 +195,7 @@ class JobController:
                     completed.add(index)
                 succeeded.append(uid)
                 backoff.failures = 0
-            elif is_pod_failed(pod) and not job.spec.suspend:
+            elif is_pod_failed(pod) and (pod.status.phase == "Failed" or removed_counts):
                 match = match_failure_policy(job, pod)
                 if match is not None and match.action == "Ignore":
                     continue

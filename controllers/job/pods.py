@@ -2,7 +2,7 @@
 
 Mirrors the pod predicates of pkg/controller/job (job_controller.go, pod_failure_policy.go):
 - a pod *succeeded* or *failed* by its phase; a pod being deleted before it succeeded also
-  counts as failed (its work is lost), unless its Job is suspended or finished;
+  counts as failed (its work is lost), unless its Job removed it on suspending or succeeding;
 - with restartPolicy OnFailure the kubelet restarts failing containers in place, so their
   restarts (`restarts_on_failure`) count against backoffLimit as failed pods would;
 - `match_failure_policy` applies spec.podFailurePolicy's rules in order to a failed pod and
