@@ -25,10 +25,11 @@ import asyncio
 import logging
 from datetime import datetime
 
-from controllers.common import CONTROLLER_UID_INDEX, controller_uid_index, new_controller_ref
+from controllers.common import CONTROLLER_UID_INDEX, controller_uid_index
 from controllers.common.batch import gather_failures
 from controllers.context import ControllerContext
 from controllers.job.indexes import format_indexes, parse_indexes, pending_indexes, pod_index
+from controllers.job.pod_control import pod_for_job
 from controllers.job.pods import (
     has_tracking_finalizer,
     is_finished,
@@ -40,14 +41,11 @@ from controllers.job.pods import (
 from controllers.job.status import backoff_delay, condition_true, set_condition
 from controllers.job.status import is_finished as job_finished
 from controllers.replicaset.expectations import ControllerExpectations
-from kube.api import EnvVar, Job, ObjectMeta, Pod
+from kube.api import Job, Pod
 from kube.api.batch_v1 import (
-    JOB_COMPLETION_INDEX_ANNOTATION,
-    JOB_INDEX_ENV,
     JOB_TRACKING_FINALIZER,
     UncountedTerminatedPods,
 )
-from kube.api.core_v1 import EnvVarSource, ObjectFieldSelector
 from kube.cache import EventHandler
 from kube.controller import Request, Result, run_workers
 from kube.errors import ApiError, NotFound
@@ -411,26 +409,3 @@ class JobController:
         if failures:
             raise failures[0]
 
-
-def pod_for_job(job: Job, index: int | None) -> Pod:
-    """The pod to create for `job` (at completion `index` for an Indexed Job), holding the tracking finalizer."""
-    template = job.spec.template.model_copy(deep=True)
-    annotations = dict(template.metadata.annotations or {})
-    labels = dict(template.metadata.labels or {})
-    name = job.metadata.name or ""
-    generate_name = f"{name}-"
-    if index is not None:
-        annotations[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
-        labels[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
-        generate_name = f"{name}-{index}-"
-        template.spec.hostname = f"{name}-{index}"
-        ref = EnvVarSource(field_ref=ObjectFieldSelector(
-            field_path=f"metadata.annotations['{JOB_COMPLETION_INDEX_ANNOTATION}']"))
-        for container in [*(template.spec.init_containers or []), *template.spec.containers]:
-            env = [e for e in container.env or [] if e.name != JOB_INDEX_ENV]
-            container.env = [*env, EnvVar(name=JOB_INDEX_ENV, value_from=ref)]
-    meta = ObjectMeta(generate_name=generate_name, namespace=job.metadata.namespace, labels=labels,
-                      annotations=annotations or None,
-                      finalizers=[*(template.metadata.finalizers or []), JOB_TRACKING_FINALIZER],
-                      owner_references=[new_controller_ref(job)])
-    return Pod(metadata=meta, spec=template.spec)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from controllers.job.controller import pod_for_job
 from controllers.job.indexes import format_indexes, parse_indexes, pending_indexes
+from controllers.job.pod_control import pod_for_job
 from controllers.job.pods import is_pod_failed, match_failure_policy
 from controllers.job.status import MAX_BACKOFF, backoff_delay
 from controllers.ttlafterfinished.controller import expires_in
