@@ -62,6 +62,8 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                         help="seconds a node may go without renewing its Lease before it is Unknown (default 40)")
     parser.add_argument("--node-monitor-period", type=float, default=5.0,
                         help="seconds between checks of every node's health (default 5)")
+    parser.add_argument("--job-backoff-base-seconds", type=float, default=10.0,
+                        help="the Job controller's first delay before re-creating a failed pod (default 10)")
     parser.add_argument("--root-ca-file", default=None,
                         help="CA bundle to publish as the kube-root-ca.crt ConfigMap in every namespace "
                              "(default: the kubeconfig's CA)")
@@ -101,6 +103,7 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                                    terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
                                    pod_gc_period=args.pod_gc_period,
                                    pod_gc_orphan_quarantine=args.pod_gc_orphan_quarantine,
+                                   job_backoff_base_seconds=args.job_backoff_base_seconds,
                                    leader_election=leader_election_from_flags(args, lease=LEASE),
                                    tracing=tracing_from_flags(args))
 

@@ -27,6 +27,8 @@ class ControllerManagerConfig:
     concurrent_rc_syncs: int = 5
     """ReplicationControllers reconciled at once."""
     max_endpoints_per_slice: int = 100
+    job_backoff_base_seconds: float = 10.0
+    """The Job controller's first pod re-creation delay after a failure (doubling, capped at 6 minutes)."""
     """At most this many endpoints in one EndpointSlice (upstream allows 1 to 1000)."""
     log_level: str = "INFO"
     node_monitor_grace_period: float = 40.0

@@ -25,6 +25,7 @@ from controllers.disruption import DisruptionController
 from controllers.endpoint import EndpointsController
 from controllers.endpointslice import EndpointSliceController
 from controllers.garbagecollector import GarbageCollector
+from controllers.job import JobController
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
 from controllers.podgc import PodGCController
@@ -33,6 +34,7 @@ from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
 from controllers.statefulset import StatefulSetController
 from controllers.tainteviction import TaintEvictionController
+from controllers.ttlafterfinished import TTLAfterFinishedController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
@@ -59,6 +61,8 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "disruption": DisruptionController,
     "taint-eviction-controller": TaintEvictionController,
     "pod-garbage-collector": PodGCController,
+    "job": JobController,
+    "ttl-after-finished": TTLAfterFinishedController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

@@ -111,6 +111,8 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     # that lookups by plural (the last entry wins) find v1.
     *(ResourceInfo("authentication.k8s.io", version, "SelfSubjectReview", "selfsubjectreviews",
                    "selfsubjectreview", False, verbs=("create",)) for version in ("v1alpha1", "v1beta1", "v1")),
+    ResourceInfo("batch", "v1", "Job", "jobs", "job", True, (), ("all",), subresources=("status",),
+                 has_status=True),
 )
 
 # Kinds that are answered, never stored (reviews): the handler computes their status.

@@ -21,6 +21,7 @@ pod needs another look (a pending back-off), or None.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TypedDict
@@ -101,15 +102,29 @@ _FIELD_REFS = {
 }
 
 
+_MAP_FIELD = re.compile(r"^metadata\.(labels|annotations)\['([^']*)'\]$")
+
+
+def _map_field(pod: Pod, path: str) -> str | None:
+    """`metadata.annotations['key']` / `metadata.labels['key']` (an Indexed Job's JOB_COMPLETION_INDEX)."""
+    m = _MAP_FIELD.match(path)
+    if m is None:
+        return None
+    values = pod.metadata.annotations if m.group(1) == "annotations" else pod.metadata.labels
+    return (values or {}).get(m.group(2))
+
+
 def container_env(pod: Pod, container: Container, sandbox: PodSandbox, host_ip: str) -> dict[str, str]:
     """The container's environment: literal values, and `valueFrom.fieldRef` for the pod's own fields
-    (name, namespace, uid, node, service account, pod IP, host IP), as the downward API gives them."""
+    (name, namespace, uid, node, service account, pod IP, host IP, one label or annotation), as the
+    downward API gives them."""
     env: dict[str, str] = {}
     for e in container.env or []:
         ref = e.value_from.field_ref if e.value_from is not None else None
         if ref is not None:
             resolve = _FIELD_REFS.get(ref.field_path)
-            env[e.name] = str((resolve(pod, sandbox, host_ip) if resolve else "") or "")
+            value = resolve(pod, sandbox, host_ip) if resolve else _map_field(pod, ref.field_path)
+            env[e.name] = str(value or "")
         else:
             env[e.name] = e.value or ""
     return env

@@ -153,6 +153,7 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
                                                       "statefulsets", "statefulsets/status", "controllerrevisions"],
              "verbs": _ALL},
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _ALL},
+            {"apiGroups": ["batch"], "resources": ["jobs", "jobs/status", "jobs/finalizers"], "verbs": _ALL},
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
              "verbs": ["get", "list", "watch", "delete", "deletecollection"]},
             # clusterrole-aggregation writes aggregated roles' rules (upstream grants it escalate too).

@@ -493,3 +493,6 @@ PRINTERS.update(DAEMONSET_PRINTERS)
 from apiserver.endpoints.workload_tables import WORKLOAD_PRINTERS  # noqa: E402 - it builds on the names above
 
 PRINTERS.update(WORKLOAD_PRINTERS)
+from apiserver.endpoints.job_tables import JOB_PRINTERS  # noqa: E402 - it builds on the names above
+
+PRINTERS.update(JOB_PRINTERS)

@@ -14,6 +14,7 @@ from apiserver.registry.ephemeral_validation import (
     validate_ephemeral_containers_create,
     validate_ephemeral_containers_update,
 )
+from apiserver.registry.job_strategy import JobStrategy
 from apiserver.registry.pdb_strategy import PodDisruptionBudgetStrategy
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.service import EndpointSliceStrategy, EndpointsStrategy, ServiceStrategy
@@ -264,6 +265,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "DaemonSet": DaemonSetStrategy, "ControllerRevision": ControllerRevisionStrategy,
         "ReplicationController": ReplicationControllerStrategy, "StatefulSet": StatefulSetStrategy,
         "PodDisruptionBudget": PodDisruptionBudgetStrategy,
+        "Job": JobStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

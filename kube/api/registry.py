@@ -17,6 +17,7 @@ from kube.api.apps_v1 import Deployment, ReplicaSet
 from kube.api.apps_v1_daemonset import ControllerRevision, DaemonSet
 from kube.api.apps_v1_statefulset import StatefulSet
 from kube.api.base import KubeObject
+from kube.api.batch_v1 import Job
 from kube.api.coordination_v1 import Lease
 from kube.api.core_v1 import ConfigMap, Event, Namespace, Node, Pod, Secret, ServiceAccount
 from kube.api.core_v1_services import Endpoints, Service
@@ -29,7 +30,8 @@ __all__ = ["DynamicObject", "dynamic_model", "model_for_kind", "model_for_resour
 
 _MODELS: dict[str, type[KubeObject]] = {
     m.info.kind: m for m in (Namespace, Node, Pod, Event, ConfigMap, Secret, ServiceAccount, Deployment,
-                             ReplicaSet, Lease, Service, Endpoints, EndpointSlice, ReplicationController, StatefulSet)
+                              ReplicaSet, Lease, Service, Endpoints, EndpointSlice, ReplicationController, StatefulSet,
+                              Job)
 }
 _MODELS.update({m.info.kind: m for m in (DaemonSet, ControllerRevision)})
 

@@ -22,6 +22,7 @@ import typer
 from kube.client import RESTClient
 from kube.errors import ApiError, NotFound
 from kube.resources import ResourceInfo
+from kubectl.cmd.create_job import create_job
 from kubectl.context import CommandError, Context, emit, info_for_manifest, namespace_for, run, state
 from kubectl.manifests import Manifest, read_manifests
 from kubectl.merge import three_way_merge_patch
@@ -158,13 +159,19 @@ def apply(
 
 
 def create(
+    what: Annotated[list[str] | None, typer.Argument(help="job NAME [-- COMMAND [ARGS...]]")] = None,
     filename: Files = [],  # noqa: B006
     recursive: Recursive = False,
     dry_run: DryRun = "none",
     output: Output = None,
     validate: Annotated[str, typer.Option("--validate", hidden=True)] = "true",
+    image: Annotated[str | None, typer.Option("--image", help="The image of `create job`'s container.")] = None,
 ) -> None:
-    """Create a resource from a file or from stdin."""
+    """Create a resource from a file or from stdin, or a Job: create job NAME --image=IMG [-- COMMAND]."""
+    if what:
+        if what[0] != "job":
+            raise CommandError(f'unknown resource to create: "{what[0]}" (pkctl creates "job" by name)')
+        raise typer.Exit(create_job(what[1:], image=image))
     ctx = state.ctx
     mode = _dry_run(dry_run)
     manifests = _manifests(filename, recursive)
