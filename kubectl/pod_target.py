@@ -1,6 +1,7 @@
 """Which pod a command aimed at `POD`, `pod/NAME`, `deploy/NAME` or `rs/NAME` talks to.
 
-`logs`, `exec` and `port-forward` all take a workload as well as a pod, as kubectl does:
+`logs`, `exec` and `port-forward` all take a workload (Deployment, ReplicaSet,
+ReplicationController, StatefulSet, DaemonSet, Job) as well as a pod, as kubectl does:
 the workload's selector picks its pods and the oldest one is used (a note on stderr names
 it when there are several). Any other kind is refused with a message naming it.
 """
@@ -15,7 +16,7 @@ from kubectl.context import CommandError, resolve, state
 
 __all__ = ["pod_name"]
 
-_WORKLOADS = ("Deployment", "ReplicaSet")
+_WORKLOADS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job")
 
 
 async def pod_name(client: RESTClient, ns: str, target: str, *, verb: str) -> str:
@@ -27,9 +28,11 @@ async def pod_name(client: RESTClient, ns: str, target: str, *, verb: str) -> st
     if info.kind == "Pod":
         return name
     if info.kind not in _WORKLOADS:
-        raise CommandError(f"cannot {verb} a {info.kind}: choose a pod, deployment or replicaset")
+        raise CommandError(f"cannot {verb} a {info.kind}: choose a pod or a workload that runs pods")
     obj = await client.get_raw(info, name, ns)
-    labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    selector_field = (obj.get("spec") or {}).get("selector") or {}
+    # A ReplicationController's selector is a plain label map; the others are LabelSelectors.
+    labels = selector_field.get("matchLabels") or {} if info.kind != "ReplicationController" else selector_field
     selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
     pods = (await client.list_raw(Pod.info, ns, label_selector=selector)).get("items") or []
     if not pods:

@@ -127,7 +127,7 @@ async def stream_exec(ws: ChannelWebSocket, *, stdin: bool, tty: bool) -> int:
 
 
 def exec_(
-    pod: Annotated[str, typer.Argument(help="POD, pod/NAME, deploy/NAME or rs/NAME")],
+    pod: Annotated[str, typer.Argument(help="POD, pod/NAME or a workload such as deploy/NAME")],
     command: Annotated[list[str] | None, typer.Argument(help="the command and its arguments, after --")] = None,
     container: Annotated[str | None, typer.Option("-c", "--container", help="The container.")] = None,
     stdin: Annotated[bool, typer.Option("-i", "--stdin", help="Pass stdin to the container.")] = False,

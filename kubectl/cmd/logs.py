@@ -2,8 +2,8 @@
 
 `-c` picks the container (required when the pod has several, as kubectl says); `-f` streams
 until the container stops; `--tail`, `--timestamps`, `--since` (a duration) and `-p` for the
-previous instance map to the same query parameters kubectl sends. `deploy/NAME` and
-`rs/NAME` read the first pod of that workload, as kubectl does.
+previous instance map to the same query parameters kubectl sends. A workload (`deploy/NAME`,
+`rs/NAME`, `sts/NAME`, `ds/NAME`, `job/NAME`, `rc/NAME`) reads its first pod, as kubectl does.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __all__ = ["logs"]
 
 
 def logs(
-    pod: Annotated[str, typer.Argument(help="POD, pod/NAME, deploy/NAME or rs/NAME")],
+    pod: Annotated[str, typer.Argument(help="POD, pod/NAME or a workload such as deploy/NAME")],
     container_arg: Annotated[str | None, typer.Argument(metavar="[CONTAINER]", help="The container.")] = None,
     container: Annotated[str | None, typer.Option("-c", "--container", help="The container.")] = None,
     follow: Annotated[bool, typer.Option("-f", "--follow", help="Stream the logs.")] = False,

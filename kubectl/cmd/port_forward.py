@@ -87,7 +87,7 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
 
 
 def port_forward(
-    pod: Annotated[str, typer.Argument(help="POD, pod/NAME, deploy/NAME or rs/NAME")],
+    pod: Annotated[str, typer.Argument(help="POD, pod/NAME or a workload such as deploy/NAME")],
     ports: Annotated[list[str], typer.Argument(help="[LOCAL_PORT:]REMOTE_PORT ...")],
     address: Annotated[str, typer.Option("--address", help="Addresses to listen on (comma separated).")]
     = "localhost",
