@@ -61,8 +61,8 @@ def test_tz_in_schedule_is_rejected_and_time_zone_field_accepted(c: httpx.Client
     tz = causes(c.post(f"/apis/batch/v1/namespaces/{ns}/cronjobs", json=cronjob("tz", schedule="TZ=UTC 0 * * * *")))
     assert tz["spec.schedule"] == (
         'Invalid value: "TZ=UTC 0 * * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead')
-    for zone, message in (("Local", "timeZone must be an explicit time zone as defined in "
-                                    "https://www.iana.org/time-zones"), ("", "timeZone must be nil or non-empty string")):
+    explicit = "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+    for zone, message in (("Local", explicit), ("", "timeZone must be nil or non-empty string")):
         found = causes(c.post(f"/apis/batch/v1/namespaces/{ns}/cronjobs", json=cronjob("tz", timeZone=zone)))
         assert found["spec.timeZone"] == f'Invalid value: "{zone}": {message}'
     ok = c.post(f"/apis/batch/v1/namespaces/{ns}/cronjobs", json=cronjob("tz", timeZone="Europe/Berlin"))
