@@ -90,8 +90,8 @@ async def test_runs_start_under_each_concurrency_policy(env: tuple[RESTClient, s
     async def next_minute() -> bool | None:
         allow = await owned_jobs(client, cjs["Allow"])
         replace = await owned_jobs(client, cjs["Replace"])
-        return len(allow) == 2 and len(replace) == 1 and replace[0].metadata.uid != first["Replace"].metadata.uid \
-            or None
+        replaced = len(replace) == 1 and replace[0].metadata.uid != first["Replace"].metadata.uid
+        return (len(allow) == 2 and replaced) or None
     await eventually(next_minute, timeout=90, interval=1, message="the next minute's runs start")
     allow = await client.get(CronJob, "allow", ns)
     assert len(allow.status.active or []) == 2
@@ -142,6 +142,7 @@ async def test_history_limits_and_last_successful_time(env: tuple[RESTClient, st
 
     async def deleted_events() -> bool | None:
         events = (await client.list(Event, ns)).items
-        said = {e.message for e in events if e.involved_object.uid == cj.metadata.uid and e.reason == "SuccessfulDelete"}
+        said = {e.message for e in events
+                if e.involved_object.uid == cj.metadata.uid and e.reason == "SuccessfulDelete"}
         return said == {"Deleted job history-0", "Deleted job history-1", "Deleted job history-3"} or None
     await eventually(deleted_events, timeout=20, message="each deletion is an event")
