@@ -76,7 +76,7 @@ async def test_runs_start_under_each_concurrency_policy(env: tuple[RESTClient, s
         return {p: jobs[0] for p, jobs in found.items()} if all(len(j) == 1 for j in found.values()) else None
     first = await eventually(first_runs, timeout=30, message="each CronJob starts the run due")
     for policy, job in first.items():
-        scheduled = datetime.fromisoformat(job.metadata.annotations[CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION])
+        scheduled = datetime.fromisoformat((job.metadata.annotations or {})[CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION])
         assert job.metadata.name == f"{policy.lower()}-{int(scheduled.timestamp()) // 60}"
         assert scheduled.second == 0 and datetime.now(UTC) - scheduled < timedelta(seconds=90)
 
