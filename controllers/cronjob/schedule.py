@@ -24,6 +24,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
+from controllers.cronjob.cron_fields import FieldSyntaxError, check_fields
+
 __all__ = ["Schedule", "ScheduleError", "Missed", "parse_schedule", "load_time_zone",
            "most_recent_schedule_time", "next_schedule_time", "next_schedule_delay", "NEXT_SCHEDULE_DELTA"]
 
@@ -36,7 +38,6 @@ _DESCRIPTORS = {
 }
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_FIELD_PART = re.compile(r"^(\*|\?|\d+|[A-Za-z]{3})$")
 
 
 class ScheduleError(ValueError):
@@ -94,14 +95,6 @@ def load_time_zone(name: str | None) -> tzinfo:
         raise ScheduleError(f"unknown time zone {name}") from exc
 
 
-def _check_fields(fields: list[str]) -> None:
-    """Reject what cronsim accepts beyond robfig (`L`, `W`, `#`), as robfig words it."""
-    for field in fields:
-        for part in re.split(r"[,\-/]", field):
-            if not _FIELD_PART.match(part):
-                raise ScheduleError(f'failed to parse int from {part}: strconv.Atoi: parsing "{part}": invalid syntax')
-
-
 def parse_schedule(schedule: str, time_zone: str | None = None) -> Schedule:
     """Parse as cron.ParseStandard does; `time_zone` is the CronJob's spec.timeZone."""
     zone = load_time_zone(time_zone)
@@ -122,7 +115,10 @@ def parse_schedule(schedule: str, time_zone: str | None = None) -> Schedule:
     fields = text.split()
     if len(fields) != 5:
         raise ScheduleError(f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]")
-    _check_fields(fields)
+    try:
+        check_fields(fields)
+    except FieldSyntaxError as exc:
+        raise ScheduleError(str(exc)) from exc
     expression = " ".join(f.replace("?", "*") for f in fields)
     try:
         CronSim(expression, datetime(2000, 1, 1))

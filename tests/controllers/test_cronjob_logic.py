@@ -68,10 +68,27 @@ def test_schedules_robfig_rejects(schedule: str, message: str) -> None:
     assert str(err.value) == message
 
 
-@pytest.mark.parametrize("schedule", ["61 * * * *", "* 24 * * *", "* * 0 * *", "* * * 13 *", "* * * foo *"])
-def test_out_of_range_fields_are_rejected(schedule: str) -> None:
-    with pytest.raises(ScheduleError):
+@pytest.mark.parametrize(("schedule", "message"), [
+    ("61 * * * *", "end of range (61) above maximum (59): 61"),
+    ("* 24 * * *", "end of range (24) above maximum (23): 24"),
+    ("* * 0 * *", "beginning of range (0) below minimum (1): 0"),
+    ("* * * 1-13 *", "end of range (13) above maximum (12): 1-13"),
+    ("* * * * 7", "end of range (7) above maximum (6): 7"),
+    ("* * * foo *", 'failed to parse int from foo: strconv.Atoi: parsing "foo": invalid syntax'),
+    ("5-1 * * * *", "beginning of range (5) beyond end of range (1): 5-1"),
+    ("*/0 * * * *", "step of range should be a positive number: */0"),
+    ("1-2-3 * * * *", "too many hyphens: 1-2-3"),
+    ("1/2/3 * * * *", "too many slashes: 1/2/3"),
+])
+def test_out_of_range_fields_are_rejected_as_robfig_words_it(schedule: str, message: str) -> None:
+    with pytest.raises(ScheduleError) as err:
         parse_schedule(schedule)
+    assert str(err.value) == message
+
+
+def test_start_with_step_runs_to_the_end_of_the_field() -> None:
+    sched = parse_schedule("5/15 * * * *")
+    assert sched.next(utc(2026, 1, 1, 0, 50)) == utc(2026, 1, 1, 1, 5)
 
 
 def test_unknown_time_zone() -> None:
