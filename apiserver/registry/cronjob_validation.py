@@ -17,8 +17,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apiserver.registry.job_validation import validate_job
 from apiserver.validation.field import invalid, not_supported, required
-from controllers.cronjob.schedule import ScheduleError, parse_schedule
 from kube.api.batch_v1_cronjob import CONCURRENCY_POLICIES
+from kube.cron.schedule import ScheduleError, parse_schedule
 from kube.errors import FieldError
 
 __all__ = ["validate_cronjob", "validate_cronjob_update", "MAX_CRONJOB_NAME_LENGTH"]

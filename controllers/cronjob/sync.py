@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from controllers.cronjob.jobs import finished_condition, job_name
-from controllers.cronjob.schedule import (
+from kube.api import CronJob, Job
+from kube.api.core_v1 import ObjectReference
+from kube.cron.schedule import (
     Missed,
     Schedule,
     ScheduleError,
@@ -29,8 +31,6 @@ from controllers.cronjob.schedule import (
     next_schedule_time,
     parse_schedule,
 )
-from kube.api import CronJob, Job
-from kube.api.core_v1 import ObjectReference
 from kube.events import EVENT_NORMAL, EVENT_WARNING
 from kube.timeutil import parse_time
 

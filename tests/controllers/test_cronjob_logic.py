@@ -10,7 +10,11 @@ from typing import Any
 import pytest
 
 from controllers.cronjob.jobs import job_from_template, job_name, jobs_to_delete
-from controllers.cronjob.schedule import (
+from controllers.cronjob.sync import plan_sync
+from kube.api import CronJob, Job
+from kube.api.batch_v1_cronjob import CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION
+from kube.api.core_v1 import ObjectReference
+from kube.cron.schedule import (
     Missed,
     ScheduleError,
     most_recent_schedule_time,
@@ -18,10 +22,6 @@ from controllers.cronjob.schedule import (
     next_schedule_time,
     parse_schedule,
 )
-from controllers.cronjob.sync import plan_sync
-from kube.api import CronJob, Job
-from kube.api.batch_v1_cronjob import CRONJOB_SCHEDULED_TIMESTAMP_ANNOTATION
-from kube.api.core_v1 import ObjectReference
 
 
 def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0) -> datetime:

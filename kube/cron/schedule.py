@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from controllers.cronjob.cron_fields import FieldSyntaxError, check_fields
+from kube.cron.fields import FieldSyntaxError, check_fields
 
 __all__ = ["Schedule", "ScheduleError", "Missed", "parse_schedule", "load_time_zone",
            "most_recent_schedule_time", "next_schedule_time", "next_schedule_delay", "NEXT_SCHEDULE_DELTA"]
