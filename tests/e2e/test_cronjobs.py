@@ -48,3 +48,9 @@ def test_kubectl_cronjob_lifecycle(cluster: Cluster, ns: str) -> None:
         return row if row[-2] != "<none>" else None  # LAST SCHEDULE, before AGE
     row = eventually_sync(last_schedule, timeout=30)
     assert row[0] == "tick" and row[-2].endswith(("s", "m"))
+    described = cluster.kubectl_ok("describe", "cronjob", "tick", "-n", ns)
+    for line in ("Schedule:", "Concurrency Policy:", "Last Schedule Time:", "SuccessfulCreate"):
+        assert line in described, described
+    policy = next(line for line in described.splitlines() if line.startswith("Concurrency Policy:"))
+    assert policy.split()[-1] == "Allow"
+    assert "cronjob.batch/tick" in cluster.kubectl_ok("get", "all", "-n", ns, "-o", "name").split()
