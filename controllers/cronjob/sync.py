@@ -27,6 +27,7 @@ from kube.cron.schedule import (
     Missed,
     Schedule,
     ScheduleError,
+    load_time_zone,
     next_schedule_delay,
     next_schedule_time,
     parse_schedule,
@@ -98,14 +99,16 @@ def plan_sync(cronjob: CronJob, jobs: list[Job], now: datetime, *, missing: set[
     if cj.metadata.deletion_timestamp is not None:
         return plan
     try:
-        schedule = parse_schedule(spec.schedule, spec.time_zone)
+        load_time_zone(spec.time_zone)
     except ScheduleError as exc:
-        reason, message = (("UnknownTimeZone", f"invalid timeZone: {spec.time_zone!r}: {exc}")
-                           if str(exc).startswith("unknown time zone") else
-                           ("UnparseableSchedule", f"unparseable schedule: {spec.schedule!r} : {exc}"))
-        plan.events.append((EVENT_WARNING, reason, message.replace("'", '"')))
+        plan.events.append((EVENT_WARNING, "UnknownTimeZone", f'invalid timeZone: "{spec.time_zone}": {exc}'))
         return plan
     if spec.suspend:
+        return plan
+    try:
+        schedule = parse_schedule(spec.schedule, spec.time_zone)
+    except ScheduleError as exc:
+        plan.events.append((EVENT_WARNING, "UnparseableSchedule", f'unparseable schedule: "{spec.schedule}" : {exc}'))
         return plan
     plan.schedule = schedule
     earliest = _time(cj.status.last_schedule_time) or _time(cj.metadata.creation_timestamp) or now

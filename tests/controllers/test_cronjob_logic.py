@@ -220,9 +220,11 @@ def test_too_many_missed_runs_still_start_the_latest() -> None:
     assert plan.create_at == utc(2026, 1, 1, 10, 2) and reasons(plan) == ["TooManyMissedTimes"]
 
 
-def test_unparseable_schedule_is_reported() -> None:
+def test_unparseable_schedule_and_unknown_zone_are_reported() -> None:
     plan = plan_sync(cronjob(schedule="every day"), [], NOW)
     assert reasons(plan) == ["UnparseableSchedule"] and plan.requeue_after is None
+    assert plan.events[0][2] == 'unparseable schedule: "every day" : expected exactly 5 fields, found 2: [every day]'
+    assert reasons(plan_sync(cronjob(timeZone="Nowhere/Land"), [], NOW)) == ["UnknownTimeZone"]
 
 
 def test_job_from_template() -> None:
