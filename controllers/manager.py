@@ -19,6 +19,7 @@ from contextlib import AsyncExitStack
 from controllers.clusterroleaggregation import ClusterRoleAggregationController
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
+from controllers.cronjob import CronJobController
 from controllers.daemonset import DaemonSetsController
 from controllers.deployment import DeploymentController
 from controllers.disruption import DisruptionController
@@ -63,6 +64,7 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "pod-garbage-collector": PodGCController,
     "job": JobController,
     "ttl-after-finished": TTLAfterFinishedController,
+    "cronjob": CronJobController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

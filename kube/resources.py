@@ -113,6 +113,8 @@ RESOURCES: tuple[ResourceInfo, ...] = (
                    "selfsubjectreview", False, verbs=("create",)) for version in ("v1alpha1", "v1beta1", "v1")),
     ResourceInfo("batch", "v1", "Job", "jobs", "job", True, (), ("all",), subresources=("status",),
                  has_status=True),
+    ResourceInfo("batch", "v1", "CronJob", "cronjobs", "cronjob", True, ("cj",), ("all",), subresources=("status",),
+                 has_status=True),
 )
 
 # Kinds that are answered, never stored (reviews): the handler computes their status.

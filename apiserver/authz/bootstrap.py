@@ -154,6 +154,8 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
              "verbs": _ALL},
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _ALL},
             {"apiGroups": ["batch"], "resources": ["jobs", "jobs/status", "jobs/finalizers"], "verbs": _ALL},
+            {"apiGroups": ["batch"], "resources": ["cronjobs", "cronjobs/status", "cronjobs/finalizers"],
+             "verbs": _ALL},
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
              "verbs": ["get", "list", "watch", "delete", "deletecollection"]},
             # clusterrole-aggregation writes aggregated roles' rules (upstream grants it escalate too).

@@ -496,3 +496,6 @@ PRINTERS.update(WORKLOAD_PRINTERS)
 from apiserver.endpoints.job_tables import JOB_PRINTERS  # noqa: E402 - it builds on the names above
 
 PRINTERS.update(JOB_PRINTERS)
+from apiserver.endpoints.cronjob_tables import CRONJOB_PRINTERS  # noqa: E402 - it builds on the names above
+
+PRINTERS.update(CRONJOB_PRINTERS)

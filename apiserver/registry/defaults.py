@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from apiserver.registry.cronjob_defaults import default_cronjob
 from apiserver.registry.job_defaults import default_job
 from apiserver.registry.pod_defaults import default_pod_only, default_pod_spec
 from apiserver.registry.workload_defaults import default_replication_controller, default_stateful_set
@@ -189,6 +190,7 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "ReplicationController": default_replication_controller,
     "StatefulSet": default_stateful_set,
     "Job": default_job,
+    "CronJob": default_cronjob,
 }
 
 

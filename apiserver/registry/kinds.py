@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from apiserver.apiextensions.crd_strategy import CRDStrategy
+from apiserver.registry.cronjob_strategy import CronJobStrategy
 from apiserver.registry.daemonset_strategy import ControllerRevisionStrategy, DaemonSetStrategy
 from apiserver.registry.defaults import apply_defaults
 from apiserver.registry.ephemeral_validation import (
@@ -266,6 +267,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "ReplicationController": ReplicationControllerStrategy, "StatefulSet": StatefulSetStrategy,
         "PodDisruptionBudget": PodDisruptionBudgetStrategy,
         "Job": JobStrategy,
+        "CronJob": CronJobStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

@@ -9,6 +9,8 @@ from kube.api.apps_v1_statefulset import __all__ as _statefulset
 from kube.api.base import KubeModel, KubeObject, T_Object
 from kube.api.batch_v1 import *  # noqa: F403
 from kube.api.batch_v1 import __all__ as _batch
+from kube.api.batch_v1_cronjob import *  # noqa: F403
+from kube.api.batch_v1_cronjob import __all__ as _cronjob
 from kube.api.coordination_v1 import *  # noqa: F403
 from kube.api.coordination_v1 import __all__ as _coord
 from kube.api.core_v1 import *  # noqa: F403
@@ -28,4 +30,4 @@ from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, mode
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
            *_apps, *_apps_daemonset, *_coord, *_core, *_services, *_discovery, *_meta, *_statefulset,
-           *_core_workloads, *_policy, *_batch]
+           *_core_workloads, *_policy, *_batch, *_cronjob]

@@ -18,6 +18,7 @@ from kube.api.apps_v1_daemonset import ControllerRevision, DaemonSet
 from kube.api.apps_v1_statefulset import StatefulSet
 from kube.api.base import KubeObject
 from kube.api.batch_v1 import Job
+from kube.api.batch_v1_cronjob import CronJob
 from kube.api.coordination_v1 import Lease
 from kube.api.core_v1 import ConfigMap, Event, Namespace, Node, Pod, Secret, ServiceAccount
 from kube.api.core_v1_services import Endpoints, Service
@@ -34,6 +35,7 @@ _MODELS: dict[str, type[KubeObject]] = {
                               Job)
 }
 _MODELS.update({m.info.kind: m for m in (DaemonSet, ControllerRevision)})
+_MODELS[CronJob.info.kind] = CronJob
 
 
 def model_for_kind(kind: str) -> type[KubeObject] | None:

@@ -22,7 +22,7 @@ import typer
 from kube.client import RESTClient
 from kube.errors import ApiError, NotFound
 from kube.resources import ResourceInfo
-from kubectl.cmd.create_job import create_job
+from kubectl.cmd.create_job import create_cronjob, create_job
 from kubectl.context import CommandError, Context, emit, info_for_manifest, namespace_for, run, state
 from kubectl.manifests import Manifest, read_manifests
 from kubectl.merge import three_way_merge_patch
@@ -159,19 +159,23 @@ def apply(
 
 
 def create(
-    what: Annotated[list[str] | None, typer.Argument(help="job NAME [-- COMMAND [ARGS...]]")] = None,
+    what: Annotated[list[str] | None, typer.Argument(help="job|cronjob NAME [-- COMMAND [ARGS...]]")] = None,
     filename: Files = [],  # noqa: B006
     recursive: Recursive = False,
     dry_run: DryRun = "none",
     output: Output = None,
     validate: Annotated[str, typer.Option("--validate", hidden=True)] = "true",
     image: Annotated[str | None, typer.Option("--image", help="The image of `create job`'s container.")] = None,
+    from_: Annotated[str | None, typer.Option("--from", help="create job: the CronJob to run (cronjob/NAME).")] = None,
+    schedule: Annotated[str | None, typer.Option("--schedule", help="create cronjob: the cron schedule.")] = None,
 ) -> None:
     """Create a resource from a file or from stdin, or a Job: create job NAME --image=IMG [-- COMMAND]."""
     if what:
+        if what[0] in ("cronjob", "cj"):
+            raise typer.Exit(create_cronjob(what[1:], image=image, schedule=schedule))
         if what[0] != "job":
-            raise CommandError(f'unknown resource to create: "{what[0]}" (pkctl creates "job" by name)')
-        raise typer.Exit(create_job(what[1:], image=image))
+            raise CommandError(f'unknown resource to create: "{what[0]}" (pkctl creates "job" and "cronjob" by name)')
+        raise typer.Exit(create_job(what[1:], image=image, from_=from_))
     ctx = state.ctx
     mode = _dry_run(dry_run)
     manifests = _manifests(filename, recursive)

@@ -22,6 +22,7 @@ from kube.podutil import is_phase_terminal
 from kube.quantity import cpu_millis, to_int
 from kube.resources import ResourceInfo
 from kubectl.context import emit, resolve, resolve_targets, run, split_targets, state
+from kubectl.describe_cronjob import describe_cronjob
 from kubectl.describe_daemonset import describe_daemonset
 from kubectl.describe_job import describe_job
 from kubectl.describe_service import describe_service
@@ -410,6 +411,8 @@ async def _describe_one(client: RESTClient, mapper: RESTMapper, info: ResourceIn
         await _namespace(s, client, mapper, obj)
     elif info.kind == "Job":
         describe_job(s, obj, template=_template)
+    elif info.kind == "CronJob":
+        describe_cronjob(s, obj, template=_template)
     elif info.kind == "Service":
         _meta(s, obj["metadata"])
         listed = await client.list_raw(resolve(mapper, "endpointslices.discovery.k8s.io"),

@@ -40,4 +40,4 @@ def test_create_get_and_describe_a_job(api: ApiServerHarness, ns: str) -> None:
         assert line in text, text
     assert "batch.kubernetes.io/controller-uid=" in text
     no_image = pkctl(api, "create", "job", "x", "-n", ns)
-    assert no_image.returncode == 1 and "--image must be specified" in no_image.stderr
+    assert no_image.returncode == 1 and "either --image or --from must be specified" in no_image.stderr
