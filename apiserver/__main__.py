@@ -26,6 +26,7 @@ from apiserver.config import ApiServerConfig
 from apiserver.registry.service.ranges import parse_port_range
 from apiserver.tracing import StoreSpanExporter
 from kube.component import UsageError, parse_flags, run_component
+from kube.serving import IDLE_TIMEOUT_SECONDS
 from kube.tracing import TracingConfig, setup_tracing
 
 PROG = "picokube apiserver"
@@ -137,7 +138,8 @@ def build_server(config: ApiServerConfig) -> _Server:
     return _Server(uvicorn.Config(build_app(config, own_spans=own_spans), host=config.bind_address, port=config.port,
                                   log_level="warning", ssl_certfile=str(config.tls_cert_file),
                                   ssl_keyfile=str(config.tls_private_key_file), access_log=False,
-                                  timeout_graceful_shutdown=3, lifespan="on", **client_auth))
+                                  timeout_graceful_shutdown=3, lifespan="on", timeout_keep_alive=IDLE_TIMEOUT_SECONDS,
+                                  **client_auth))
 
 
 async def serve(server: _Server) -> None:

@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from kube.serving import IDLE_TIMEOUT_SECONDS
 from kube.timeutil import format_rfc3339_nano, utc_now
 from kubelet.logs import ContainerLogSource, LogNotFound
 from kubelet.streaming import StreamingHandler, streaming_http_protocol
@@ -133,7 +134,8 @@ class KubeletServer:
         if self.streaming is not None:
             kwargs.update(http=streaming_http_protocol(self.streaming), ws="none")
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1, **kwargs)  # type: ignore[arg-type]
+                                timeout_graceful_shutdown=1, timeout_keep_alive=IDLE_TIMEOUT_SECONDS,
+                                **kwargs)  # type: ignore[arg-type]
         config.load()
         server = uvicorn.Server(config)
         server.lifespan = config.lifespan_class(config)  # what serve() sets up, minus its signal capture

@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from kube.metrics import CONTENT_TYPE, render_bytes
+from kube.serving import IDLE_TIMEOUT_SECONDS
 from kube.timeutil import format_rfc3339_nano, utc_now
 from proxy.metrics import ProxyMetrics
 
@@ -77,7 +78,7 @@ class ProxyServer:
         if self._sock is None:
             self.bind()
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1)
+                                timeout_graceful_shutdown=1, timeout_keep_alive=IDLE_TIMEOUT_SECONDS)
         config.load()
         server = uvicorn.Server(config)
         server.lifespan = config.lifespan_class(config)

@@ -96,7 +96,10 @@ def test_a_standby_controller_manager_takes_over_from_a_killed_leader(cluster: C
     eventually_sync(lambda: holder(cluster, "kube-scheduler"), timeout=30, message="a scheduler leads")
     deployment(cluster, ns, "api", 2)
     eventually_sync(lambda: ready_count(cluster, ns, "api") == 2, timeout=60, message="2 ready pods")
-    os.kill(cluster.pid_of(name), signal.SIGKILL)
+    # Frozen, not yet killed: the supervisor would restart a killed leader at once, and the
+    # restarted process may win the Lease back; a frozen one can only lose it to the standby.
+    frozen = cluster.pid_of(name)
+    os.kill(frozen, signal.SIGSTOP)
     killed_at = time.monotonic()
     cluster.kubectl_ok("scale", "deployment", "api", "-n", ns, "--replicas=5")
     def new_holder() -> str | None:
@@ -105,6 +108,7 @@ def test_a_standby_controller_manager_takes_over_from_a_killed_leader(cluster: C
     new = eventually_sync(new_holder, timeout=40, message="the standby acquires the Lease")
     assert time.monotonic() - killed_at < 15 + 10, "within the lease duration (and a few retry periods)"
     assert component_holding(cluster, new) != name
+    os.kill(frozen, signal.SIGKILL)
     eventually_sync(lambda: ready_count(cluster, ns, "api") == 5, timeout=60, message="5 ready pods")
     assert len(pods(cluster, ns, "api")) == 5
     rs = json.loads(cluster.kubectl_ok("get", "rs", "-n", ns, "-l", "app=api", "-o", "json"))["items"]
