@@ -159,14 +159,15 @@ async def empty_namespace(client: RESTClient, ns: str, timeout: float) -> None:
     await eventually(gone, timeout=timeout, interval=0.5, message=f"namespace {ns} deleted")
 
 
-async def bare_pods(client: RESTClient, n: int, opts: argparse.Namespace) -> tuple[float, float]:
-    ns = await fresh_namespace(client, f"bench-pods-{n}")
+async def bare_pods(client: RESTClient, n: int, opts: argparse.Namespace, spec: dict[str, Any] | None = None,
+                    ns_prefix: str = "bench-pods") -> tuple[float, float]:
+    ns = await fresh_namespace(client, f"{ns_prefix}-{n}")
     sem = asyncio.Semaphore(32)
 
     async def create(i: int) -> None:
         async with sem:
             await client.create(Pod.model_validate({"metadata": {"name": f"pod-{i}", "namespace": ns},
-                                                    "spec": _POD_SPEC}))
+                                                    "spec": spec or _POD_SPEC}))
 
     async with counting(client, ns) as counter:
         start = time.monotonic()
@@ -274,6 +275,7 @@ async def daemonset_scenario(client: RESTClient, cluster: Cluster, opts: argpars
     n = opts.daemonset_nodes
     with workloads.hollow_nodes(cluster, n):
         registered = await workloads.wait_hollow_ready(client, n, opts.timeout)
+        _, hollow_running = await bare_pods(client, n, opts, workloads.DAEMON_POD_SPEC, "bench-hollow-pods")
         ns = await fresh_namespace(client, f"bench-daemonset-{n}")
         pid = cluster.pid_of("controller-manager")
         before = cpu_seconds(pid)
@@ -283,6 +285,8 @@ async def daemonset_scenario(client: RESTClient, cluster: Cluster, opts: argpars
     figures = workloads.scenario_figures(f"daemonset_{n}_ready", ready, n, base_running, cpu)
     figures[f"daemonset_{n}_scheduled_s"] = round(scheduled, 2)
     figures[f"hollow_nodes_{n}_ready_s"] = round(registered, 2)
+    figures[f"hollow_baseline_pods_{n}_running_s"] = round(hollow_running, 2)
+    figures[f"daemonset_{n}_ready_vs_hollow_baseline"] = round(ready / hollow_running, 2)
     return figures
 
 
