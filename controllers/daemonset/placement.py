@@ -134,10 +134,14 @@ def node_should_run_daemon_pod(template_spec: PodSpec, node: Node) -> Placement:
         return Placement(False, False)
     if not _fits_selector_and_affinity(template_spec, node):
         return Placement(False, False)
-    spec = template_spec.model_copy(deep=True)
+    taints = [t for t in node.spec.taints or [] if t.effect in ("NoSchedule", "NoExecute")]
+    if not taints:
+        return Placement(True, True)
+    # Asked once per node per sync: a shallow copy is enough, as add_daemon_tolerations
+    # assigns a new list and changes nothing the template shares.
+    spec = template_spec.model_copy()
     add_daemon_tolerations(spec)
-    untolerated = [t for t in node.spec.taints or [] if t.effect in ("NoSchedule", "NoExecute")
-                   and not tolerations_tolerate_taint(spec.tolerations, t)]
+    untolerated = [t for t in taints if not tolerations_tolerate_taint(spec.tolerations, t)]
     if any(t.effect == "NoExecute" for t in untolerated):
         return Placement(False, False)
     if untolerated:
