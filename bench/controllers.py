@@ -14,7 +14,11 @@ for every pod) and measures, each in a fresh namespace that is emptied afterward
   cluster is equally warm) on fresh clusters started with `--no-tracing` and `--tracing`,
   alternating for `--tracing-rounds` pairs; the overhead compares the medians of each side:
   time to created and to Running, controller-manager CPU and the CPU of every component but
-  etcd, as a percentage.
+  etcd, as a percentage;
+- a Job run to completion and a DaemonSet on hollow nodes (see `bench.workloads`), each set
+  against the bare-pod baseline of its size taken in the same run.
+
+`--only` picks scenarios (deployments, rolling, tracing, job, daemonset); all run by default.
 
 Progress is followed through one pod watch, so the measuring itself adds no LIST load.
 """
@@ -32,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench import workloads
 from kube.api import Deployment, Namespace, Pod
 from kube.client import RESTClient, load_kubeconfig
 from kube.errors import NotFound
@@ -39,6 +44,7 @@ from kube.testing.cluster import Cluster, start_cluster
 from kube.testing.eventually import eventually
 
 _TICKS = os.sysconf("SC_CLK_TCK")
+SCENARIOS = ("deployments", "rolling", "tracing", "job", "daemonset")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,6 +56,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="replicas of the tracing on/off comparison (0: skip it)")
     p.add_argument("--tracing-rounds", type=int, default=3,
                    help="on/off pairs of the comparison, each on fresh clusters; medians are reported")
+    p.add_argument("--only", default=",".join(SCENARIOS), help=f"scenarios to run, of {','.join(SCENARIOS)}")
+    workloads.add_arguments(p)
+
+
+def selected(opts: argparse.Namespace, scenario: str) -> bool:
+    return scenario in {s.strip() for s in opts.only.split(",")}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -147,14 +159,15 @@ async def empty_namespace(client: RESTClient, ns: str, timeout: float) -> None:
     await eventually(gone, timeout=timeout, interval=0.5, message=f"namespace {ns} deleted")
 
 
-async def bare_pods(client: RESTClient, n: int, opts: argparse.Namespace) -> tuple[float, float]:
-    ns = await fresh_namespace(client, f"bench-pods-{n}")
+async def bare_pods(client: RESTClient, n: int, opts: argparse.Namespace, spec: dict[str, Any] | None = None,
+                    ns_prefix: str = "bench-pods") -> tuple[float, float]:
+    ns = await fresh_namespace(client, f"{ns_prefix}-{n}")
     sem = asyncio.Semaphore(32)
 
     async def create(i: int) -> None:
         async with sem:
             await client.create(Pod.model_validate({"metadata": {"name": f"pod-{i}", "namespace": ns},
-                                                    "spec": _POD_SPEC}))
+                                                    "spec": spec or _POD_SPEC}))
 
     async with counting(client, ns) as counter:
         start = time.monotonic()
@@ -213,11 +226,19 @@ async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
     sizes = [int(s) for s in opts.sizes.split(",") if s]
     async with RESTClient(load_kubeconfig(cluster.kubeconfig)) as client:
         cpu_per_1000: list[float] = []
-        for n in sizes:
-            base_created, base_running = await bare_pods(client, n, opts)
+        baselines: dict[int, tuple[float, float]] = {}
+
+        async def baseline(n: int) -> tuple[float, float]:
+            if n not in baselines:
+                baselines[n] = await bare_pods(client, n, opts)
+                figures[f"baseline_pods_{n}_created_s"] = round(baselines[n][0], 2)
+                figures[f"baseline_pods_{n}_running_s"] = round(baselines[n][1], 2)
+                figures[f"baseline_pods_{n}_pods_per_s"] = round(n / baselines[n][1], 1)
+            return baselines[n]
+
+        for n in sizes if selected(opts, "deployments") else []:
+            base_created, base_running = await baseline(n)
             created, running, cpu, _ = await deployment_run(client, cluster, n, opts)
-            figures[f"baseline_pods_{n}_created_s"] = round(base_created, 2)
-            figures[f"baseline_pods_{n}_running_s"] = round(base_running, 2)
             figures[f"deployment_{n}_created_s"] = round(created, 2)
             figures[f"deployment_{n}_running_s"] = round(running, 2)
             figures[f"deployment_{n}_created_ratio"] = round(created / base_created, 2)
@@ -226,8 +247,46 @@ async def _run(cluster: Cluster, opts: argparse.Namespace) -> dict[str, Any]:
             cpu_per_1000.append(cpu * 1000 / n)
         if cpu_per_1000:
             figures["controller_manager_cpu_s_per_1000_pods"] = round(max(cpu_per_1000), 2)
-        if opts.rolling:
+        if opts.rolling and selected(opts, "rolling"):
             figures[f"rolling_update_{opts.rolling}_s"] = round(await rolling_update(client, opts.rolling, opts), 2)
+        if opts.job_completions and selected(opts, "job"):
+            figures.update(await job_scenario(client, cluster, opts, (await baseline(opts.job_completions))[1]))
+        if opts.daemonset_nodes and selected(opts, "daemonset"):
+            figures.update(await daemonset_scenario(client, cluster, opts, (await baseline(opts.daemonset_nodes))[1]))
+    return figures
+
+
+async def job_scenario(client: RESTClient, cluster: Cluster, opts: argparse.Namespace,
+                       base_running: float) -> dict[str, Any]:
+    n = opts.job_completions
+    ns = await fresh_namespace(client, f"bench-job-{n}")
+    pid = cluster.pid_of("controller-manager")
+    before = cpu_seconds(pid)
+    took, succeeded = await workloads.job_run(client, ns, n, opts.job_parallelism, opts.timeout)
+    cpu = cpu_seconds(pid) - before
+    await empty_namespace(client, ns, opts.timeout)
+    figures = workloads.scenario_figures(f"job_{n}_complete", took, n, base_running, cpu)
+    figures[f"job_{n}_succeeded"] = succeeded
+    return figures
+
+
+async def daemonset_scenario(client: RESTClient, cluster: Cluster, opts: argparse.Namespace,
+                             base_running: float) -> dict[str, Any]:
+    n = opts.daemonset_nodes
+    with workloads.hollow_nodes(cluster, n):
+        registered = await workloads.wait_hollow_ready(client, n, opts.timeout)
+        _, hollow_running = await bare_pods(client, n, opts, workloads.DAEMON_POD_SPEC, "bench-hollow-pods")
+        ns = await fresh_namespace(client, f"bench-daemonset-{n}")
+        pid = cluster.pid_of("controller-manager")
+        before = cpu_seconds(pid)
+        scheduled, ready = await workloads.daemonset_run(client, ns, n, opts.timeout)
+        cpu = cpu_seconds(pid) - before
+        await empty_namespace(client, ns, opts.timeout)
+    figures = workloads.scenario_figures(f"daemonset_{n}_ready", ready, n, base_running, cpu)
+    figures[f"daemonset_{n}_scheduled_s"] = round(scheduled, 2)
+    figures[f"hollow_nodes_{n}_ready_s"] = round(registered, 2)
+    figures[f"hollow_baseline_pods_{n}_running_s"] = round(hollow_running, 2)
+    figures[f"daemonset_{n}_ready_vs_hollow_baseline"] = round(ready / hollow_running, 2)
     return figures
 
 
@@ -258,7 +317,8 @@ def _tracing_figures(on: list[Side], off: list[Side], n: int) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _cluster(opts: argparse.Namespace, *extra: str) -> Iterator[Cluster]:
-    most = max([int(s) for s in opts.sizes.split(",") if s] + [opts.tracing_size])
+    most = max([int(s) for s in opts.sizes.split(",") if s] + [opts.tracing_size, opts.job_completions,
+                                                                opts.daemonset_nodes])
     per_node = most // opts.nodes + opts.rolling + 20
     with tempfile.TemporaryDirectory() as tmp:
         yield from start_cluster(Path(tmp), "--nodes", str(opts.nodes), "--runtime", "simulated",
@@ -267,11 +327,12 @@ def _cluster(opts: argparse.Namespace, *extra: str) -> Iterator[Cluster]:
 
 def run(opts: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    if opts.sizes or opts.rolling:
+    if any(selected(opts, s) for s in SCENARIOS if s != "tracing"):
         with _cluster(opts) as cluster:
             figures.update(asyncio.run(_run(cluster, opts)))
     n = opts.tracing_size
-    if n:  # each run on a fresh cluster, the sides alternating so drifting load hits both alike
+    if n and selected(opts, "tracing"):
+        # each run on a fresh cluster, the sides alternating so drifting load hits both alike
         on: list[Side] = []
         off: list[Side] = []
         for _ in range(max(1, opts.tracing_rounds)):

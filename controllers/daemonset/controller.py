@@ -44,7 +44,7 @@ from controllers.common import (
 from controllers.common.batch import gather_failures, slow_start_batch
 from controllers.context import ControllerContext
 from controllers.daemonset.history import REVISION_HASH_LABEL, cleanup_history, construct_history
-from controllers.daemonset.placement import Placement, node_should_run_daemon_pod, target_node_name
+from controllers.daemonset.placement import Placement, daemon_tolerations, node_should_run_daemon_pod, target_node_name
 from controllers.daemonset.pods import daemon_pod
 from controllers.daemonset.rolling import is_updated, plan_rolling_update, surge_and_unavailable
 from controllers.daemonset.status import calculate_status, status_changed
@@ -178,7 +178,8 @@ class DaemonSetsController:
         if selector_of(ds.spec.selector) is None:
             raise TerminalError(f"DaemonSet {req.key} has an empty or invalid selector")
         node_to_pods = self._by_node(await self._claim_pods(ds))
-        placements = {str(n.metadata.name): node_should_run_daemon_pod(ds.spec.template.spec, n)
+        tolerations = daemon_tolerations(ds.spec.template.spec)
+        placements = {str(n.metadata.name): node_should_run_daemon_pod(ds.spec.template.spec, n, tolerations)
                       for n in self.node_informer.store.list()}
         if ds.metadata.deletion_timestamp is not None:
             await self._sync_status(ds, node_to_pods, placements, hash_="")

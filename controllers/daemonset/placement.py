@@ -41,7 +41,8 @@ from kube.taints import (
     tolerations_tolerate_taint,
 )
 
-__all__ = ["Placement", "add_daemon_tolerations", "node_should_run_daemon_pod", "pin_to_node", "target_node_name"]
+__all__ = ["Placement", "add_daemon_tolerations", "daemon_tolerations", "node_should_run_daemon_pod", "pin_to_node",
+           "target_node_name"]
 
 NODE_NAME_FIELD = "metadata.name"
 _DISK_PRESSURE = "node.kubernetes.io/disk-pressure"
@@ -58,6 +59,11 @@ class Placement:
 
 def add_daemon_tolerations(spec: PodSpec) -> None:
     """Add the daemon tolerations `spec` does not already carry (same key, operator and effect)."""
+    spec.tolerations = daemon_tolerations(spec)
+
+
+def daemon_tolerations(spec: PodSpec) -> list[Toleration]:
+    """`spec`'s tolerations followed by the daemon tolerations it does not already carry."""
     wanted = [Toleration(key=TAINT_NODE_NOT_READY, operator="Exists", effect="NoExecute"),
               Toleration(key=TAINT_NODE_UNREACHABLE, operator="Exists", effect="NoExecute"),
               Toleration(key=_DISK_PRESSURE, operator="Exists", effect="NoSchedule"),
@@ -71,7 +77,7 @@ def add_daemon_tolerations(spec: PodSpec) -> None:
         if not any((t.key, t.operator, t.effect) == (toleration.key, toleration.operator, toleration.effect)
                    for t in have):
             have.append(toleration)
-    spec.tolerations = have
+    return have
 
 
 def pin_to_node(spec: PodSpec, node_name: str) -> None:
@@ -128,16 +134,21 @@ def _fits_selector_and_affinity(spec: PodSpec, node: Node) -> bool:
     return required is None or any(_term_matches(t, node) for t in required.node_selector_terms)
 
 
-def node_should_run_daemon_pod(template_spec: PodSpec, node: Node) -> Placement:
-    """Whether a daemon pod with `template_spec` should be created on / may stay on `node`."""
+def node_should_run_daemon_pod(template_spec: PodSpec, node: Node,
+                               tolerations: list[Toleration] | None = None) -> Placement:
+    """Whether a daemon pod with `template_spec` should be created on / may stay on `node`.
+
+    `tolerations`, when given, is `daemon_tolerations(template_spec)` worked out once for a
+    sync that asks about every node."""
     if template_spec.node_name and template_spec.node_name != node.metadata.name:
         return Placement(False, False)
     if not _fits_selector_and_affinity(template_spec, node):
         return Placement(False, False)
-    spec = template_spec.model_copy(deep=True)
-    add_daemon_tolerations(spec)
-    untolerated = [t for t in node.spec.taints or [] if t.effect in ("NoSchedule", "NoExecute")
-                   and not tolerations_tolerate_taint(spec.tolerations, t)]
+    taints = [t for t in node.spec.taints or [] if t.effect in ("NoSchedule", "NoExecute")]
+    if not taints:
+        return Placement(True, True)
+    tolerated = daemon_tolerations(template_spec) if tolerations is None else tolerations
+    untolerated = [t for t in taints if not tolerations_tolerate_taint(tolerated, t)]
     if any(t.effect == "NoExecute" for t in untolerated):
         return Placement(False, False)
     if untolerated:

@@ -1,6 +1,7 @@
-"""The official `kubernetes` Python client with ReplicationControllers and StatefulSets: the
-client's own e2e flow for ReplicationControllers (create, read, delete in the background),
-the scale subresource, and StatefulSet defaults and validation as the client sees them."""
+"""The official `kubernetes` Python client with ReplicationControllers, StatefulSets, Jobs and
+DaemonSets: the client's own e2e flows for ReplicationControllers, Jobs (create, read, delete
+in the background) and DaemonSets (create, read, delete with a DeleteOptions body), the scale
+subresource, and the defaults and validation of each kind as the client sees them."""
 
 from __future__ import annotations
 
@@ -98,4 +99,88 @@ def test_statefulset_defaults_and_validation(k8s: client.ApiClient) -> None:
     assert invalid.value.status == 422
     text = str(invalid.value.body)
     assert "spec.podManagementPolicy: Invalid value: \\\"Sometimes\\\": must be 'OrderedReady' or 'Parallel'" in text
+    assert "`selector` does not match template `labels`" in text
+
+
+def _job_manifest(name: str) -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"template": {"metadata": {"name": name},
+                                  "spec": {"containers": [{"image": "busybox", "name": name,
+                                                           "command": ["sh", "-c", "sleep 5"]}],
+                                           "restartPolicy": "Never"}}}}
+
+
+def test_job_apis(k8s: client.ApiClient) -> None:
+    batch: Any = client.BatchV1Api(k8s)  # responses read field by field; the stubs make every field optional
+    name = f"test-job-{uuid.uuid4()}"
+    created = batch.create_namespaced_job(body=_job_manifest(name), namespace=NS)
+    assert created.metadata.name == name
+    read = batch.read_namespaced_job(name=name, namespace=NS)
+    assert read.metadata.name == name
+    spec = read.spec
+    assert (spec.completions, spec.parallelism, spec.backoff_limit, spec.completion_mode, spec.suspend) == \
+        (1, 1, 6, "NonIndexed", False)
+    uid = read.metadata.uid
+    assert spec.selector.match_labels == {"batch.kubernetes.io/controller-uid": uid}
+    assert spec.template.metadata.labels["batch.kubernetes.io/job-name"] == name
+    assert name in [j.metadata.name for j in batch.list_namespaced_job(NS).items]
+    batch.delete_namespaced_job(name=name, namespace=NS, propagation_policy="Background")
+    with pytest.raises(ApiException) as gone:
+        batch.read_namespaced_job(name=name, namespace=NS)
+    assert gone.value.status == 404
+
+
+def test_job_template_is_immutable_and_restart_policy_checked(k8s: client.ApiClient) -> None:
+    batch: Any = client.BatchV1Api(k8s)
+    name = f"test-job-{uuid.uuid4().hex[:12]}"
+    batch.create_namespaced_job(body=_job_manifest(name), namespace=NS)
+    with pytest.raises(ApiException) as frozen:
+        batch.patch_namespaced_job(name, NS, {"spec": {"template": {"spec": {"activeDeadlineSeconds": 5}}}})
+    assert frozen.value.status == 422
+    assert "field is immutable" in str(frozen.value.body)
+    always = _job_manifest(f"{name}-always")
+    always["spec"]["template"]["spec"]["restartPolicy"] = "Always"
+    with pytest.raises(ApiException) as invalid:
+        batch.create_namespaced_job(body=always, namespace=NS)
+    assert invalid.value.status == 422
+    assert "spec.template.spec.restartPolicy" in str(invalid.value.body)
+
+
+def _daemonset_manifest(name: str) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"labels": {"app": "nginx"}, "name": name},
+            "spec": {"selector": {"matchLabels": {"app": "nginx"}},
+                     "template": {"metadata": {"labels": {"app": "nginx"}, "name": name},
+                                  "spec": {"containers": [{"name": "nginx-app", "image": "nginx:1.15.4"}]}},
+                     "updateStrategy": {"type": "RollingUpdate"}}}
+
+
+def test_create_daemonset(k8s: client.ApiClient) -> None:
+    apps: Any = client.AppsV1Api(k8s)
+    name = f"nginx-app-{uuid.uuid4()}"
+    apps.create_namespaced_daemon_set(NS, body=_daemonset_manifest(name))
+    read = apps.read_namespaced_daemon_set(name, NS)
+    assert read.metadata.name == name
+    spec = read.spec
+    assert spec.revision_history_limit == 10
+    rolling = spec.update_strategy.rolling_update
+    assert (spec.update_strategy.type, rolling.max_unavailable, rolling.max_surge) == ("RollingUpdate", 1, 0)
+    assert spec.template.spec.restart_policy == "Always"
+    assert name in [d.metadata.name for d in apps.list_namespaced_daemon_set(NS).items]
+    apps.delete_namespaced_daemon_set(name, NS, body=client.V1DeleteOptions())
+    with pytest.raises(ApiException) as gone:
+        apps.read_namespaced_daemon_set(name, NS)
+    assert gone.value.status == 404
+
+
+def test_daemonset_validation(k8s: client.ApiClient) -> None:
+    apps: Any = client.AppsV1Api(k8s)
+    name = f"nginx-app-{uuid.uuid4().hex[:12]}"
+    body = _daemonset_manifest(name)
+    body["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    body["spec"]["selector"] = {"matchLabels": {"app": "other"}}
+    with pytest.raises(ApiException) as invalid:
+        apps.create_namespaced_daemon_set(NS, body=body)
+    assert invalid.value.status == 422
+    text = str(invalid.value.body)
+    assert "spec.template.spec.restartPolicy" in text
     assert "`selector` does not match template `labels`" in text
