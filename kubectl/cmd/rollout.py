@@ -1,6 +1,7 @@
 """`pkctl rollout status|history|undo|restart|pause|resume deployment/NAME`, as kubectl does them.
 
-`status`, `history` and `undo` also take daemonset/NAME (see `rollout_daemonset`).
+`status`, `history`, `undo` and `restart` also take daemonset/NAME and statefulset/NAME (see
+`rollout_revisions` for the first three).
 
 - `status` watches the Deployment and reports progress in kubectl's words until it is
   rolled out (exit 0), exceeds its progress deadline (exit 1) or `--timeout` passes (exit 1).
@@ -27,23 +28,23 @@ from kube.client import RESTClient, RESTMapper
 from kube.errors import ApiError
 from kube.resources import ResourceInfo
 from kube.timeutil import now_rfc3339
-from kubectl.cmd.rollout_daemonset import daemonset_history, daemonset_status_message, daemonset_undo
+from kubectl.cmd.rollout_revisions import REVISIONED_KINDS, revision_history, revision_status_message, revision_undo
 from kubectl.context import CommandError, color, emit, one_target, parse_duration, resolve, run, state
 
 __all__ = ["rollout_app", "status_message"]
 
-rollout_app = typer.Typer(no_args_is_help=True, help="Manage the rollout of a deployment.")
+rollout_app = typer.Typer(no_args_is_help=True, help="Manage the rollout of a deployment, daemonset or statefulset.")
 REVISION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 TEMPLATE_HASH = "pod-template-hash"
-Target = Annotated[list[str], typer.Argument(help="deployment/NAME or deployment NAME")]
+Target = Annotated[list[str], typer.Argument(help="KIND/NAME or KIND NAME (deployment, daemonset, statefulset)")]
 
 
 def _deployment(mapper: RESTMapper, kind: str, verb: str) -> ResourceInfo:
-    """The resource `kind` (as typed) names, which must be Deployments (or DaemonSets, for status,
-    history and undo)."""
+    """The resource `kind` (as typed) names, which must be Deployments (or DaemonSets and
+    StatefulSets, for status, history, undo and restart)."""
     info = resolve(mapper, kind)
-    if info.kind == "DaemonSet" and verb in ("status", "history", "undo"):
+    if info.kind in REVISIONED_KINDS and verb in ("status", "history", "undo", "restart"):
         return info
     if info.kind != "Deployment":
         raise CommandError(f"no {verb} has been implemented for {info.kind.lower()}s; use a deployment")
@@ -101,7 +102,8 @@ def status(
             info = _deployment(mapper, kind, "status")
             while True:
                 d = await client.get_raw(info, name, ctx.namespace)
-                message, done = status_message(d) if info.kind == "Deployment" else daemonset_status_message(d)
+                message, done = (status_message(d) if info.kind == "Deployment"
+                                  else revision_status_message(info.kind, d))
                 if live and info.kind == "Deployment":
                     line = message if done else f"{_bar(d)} {message}"
                     emit(f"\r\033[K{color(line, '32') if done else line}" + ("\n" if done else ""))
@@ -173,8 +175,8 @@ def history(
             mapper = await ctx.rest_mapper(client)
             info = _deployment(mapper, kind, "history")
             d = await client.get_raw(info, name, ctx.namespace)
-            if info.kind == "DaemonSet":
-                emit(await daemonset_history(client, mapper, d, ctx.namespace, revision=revision))
+            if info.kind in REVISIONED_KINDS:
+                emit(await revision_history(client, mapper, info, d, ctx.namespace, revision=revision))
                 return 0
             revisions = await _revisions(client, mapper, d, ctx.namespace)
         if revision:
@@ -208,8 +210,8 @@ def undo(
             mapper = await ctx.rest_mapper(client)
             info = _deployment(mapper, kind, "undo")
             d = await client.get_raw(info, name, ctx.namespace)
-            if info.kind == "DaemonSet":
-                emit(await daemonset_undo(client, mapper, info, d, ctx.namespace, to_revision=to_revision))
+            if info.kind in REVISIONED_KINDS:
+                emit(await revision_undo(client, mapper, info, d, ctx.namespace, to_revision=to_revision))
                 return 0
             revisions = await _revisions(client, mapper, d, ctx.namespace)
             if to_revision:
@@ -235,7 +237,7 @@ def undo(
 
 @rollout_app.command("restart")
 def restart(resource: Target) -> None:
-    """Restart a deployment: every pod is replaced, within the rollout strategy."""
+    """Restart a deployment, daemonset or statefulset: every pod is replaced, within the rollout strategy."""
     ctx = state.ctx
     kind, name = one_target(resource, verb="rollout restart")
     stamp = now_rfc3339()
@@ -249,7 +251,7 @@ def restart(resource: Target) -> None:
                 raise CommandError(f"deployments \"{name}\" can't restart paused deployment (run rollout resume first)")
             patch = {"spec": {"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": stamp}}}}}
             await client.patch_raw(info, name, patch, ctx.namespace, patch_type="strategic")
-        emit(f"deployment.apps/{name} restarted\n")
+        emit(f"{info.kind.lower()}.{info.group}/{name} restarted\n")
         return 0
     raise typer.Exit(run(go()))
 

@@ -83,6 +83,25 @@ def test_statefulset_rollout_with_kubectl_and_pkctl(cluster: Cluster, ns: str) -
     assert described.returncode == 0, described.stderr
     assert "Replicas:" in described.stdout and "3 desired | 3 total" in described.stdout
     assert "Update Strategy:" in described.stdout and "RollingUpdate" in described.stdout
+    restarted = cluster.pkctl("rollout", "restart", "-n", ns, "sts/web")
+    assert restarted.returncode == 0 and restarted.stdout == "statefulset.apps/web restarted\n", restarted.stderr
+    rolled = cluster.pkctl("rollout", "status", "-n", ns, "sts/web", "--timeout", "120s")
+    assert rolled.returncode == 0, rolled.stderr
+    assert rolled.stdout.splitlines()[-1] == "partitioned roll out complete: 3 new pods have been updated..."
+    stamps = cluster.kubectl_ok("get", "-n", ns, "pods", "-l", "app=web", "-o",
+                                "jsonpath={.items[*].metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}")
+    assert len(stamps.split()) == 3 and len(set(stamps.split())) == 1, stamps
+    history = cluster.pkctl("rollout", "history", "-n", ns, "sts/web")
+    assert history.returncode == 0, history.stderr
+    assert history.stdout.splitlines()[0] == "statefulset.apps/web "
+    assert [line.split()[0] for line in history.stdout.splitlines()[2:] if line.strip()] == ["2", "3", "4"]
+    undone = cluster.pkctl("rollout", "undo", "-n", ns, "sts/web")
+    assert undone.returncode == 0 and undone.stdout == "statefulset.apps/web rolled back\n", undone.stderr
+    rolled = cluster.pkctl("rollout", "status", "-n", ns, "sts/web", "--timeout", "120s")
+    assert rolled.returncode == 0, rolled.stderr
+    stamps = cluster.kubectl_ok("get", "-n", ns, "pods", "-l", "app=web", "-o",
+                                "jsonpath={.items[*].metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}")
+    assert stamps.strip() == "", "undo brought back the template from before the restart"
     scaled = cluster.pkctl("scale", "-n", ns, "sts/web", "--replicas", "1")
     assert scaled.returncode == 0, scaled.stderr
     cluster.kubectl_ok("wait", "-n", ns, "--for=delete", "pod/web-1", "pod/web-2", "--timeout", "120s", timeout=150)
