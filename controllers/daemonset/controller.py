@@ -177,6 +177,9 @@ class DaemonSetsController:
             return None
         if selector_of(ds.spec.selector) is None:
             raise TerminalError(f"DaemonSet {req.key} has an empty or invalid selector")
+        # Asked before the pods are read, as upstream does: adds and deletes seen while this sync
+        # awaits its writes could satisfy the expectations while `node_to_pods` stays this snapshot.
+        satisfied = self.expectations.satisfied(req.key) and self.deletions.satisfied(req.key)
         node_to_pods = self._by_node(await self._claim_pods(ds))
         tolerations = daemon_tolerations(ds.spec.template.spec)
         placements = {str(n.metadata.name): node_should_run_daemon_pod(ds.spec.template.spec, n, tolerations)
@@ -187,7 +190,7 @@ class DaemonSetsController:
         revisions = self.revision_informer.store.by_index(CONTROLLER_UID_INDEX, ds.metadata.uid or "")
         current, old = await construct_history(self.client, ds, revisions)
         hash_ = (current.metadata.labels or {}).get(REVISION_HASH_LABEL, "")
-        if self.expectations.satisfied(req.key) and self.deletions.satisfied(req.key):
+        if satisfied:
             wrote = await self._manage(ds, node_to_pods, placements, hash_)
             strategy = ds.spec.update_strategy
             # Roll only when manage changed nothing: the step must see every node's current pods

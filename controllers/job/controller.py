@@ -143,12 +143,16 @@ class JobController:
             await self._release_orphans(req)
             return None
         job = self._current(req.key, cached)
+        # Asked before the pods are listed, as upstream does: the writes below yield to the event
+        # loop, and adds seen meanwhile may satisfy the expectations while `pods` stays the
+        # snapshot taken here; trusting it then would create pods that already exist.
+        satisfied = self.expectations.satisfied(req.key)
         pods = list(self.pod_informer.store.by_index(CONTROLLER_UID_INDEX, job.metadata.uid or ""))
         if job_finished(job) or job.metadata.deletion_timestamp is not None:
             await self._release_pods([p for p in pods if has_tracking_finalizer(p)])
             return None
         job = await self._track_finished_pods(job, pods)
-        return await self._sync(job, pods)
+        return await self._sync(job, pods, satisfied=satisfied)
 
     async def _release_orphans(self, req: Request) -> None:
         """The Job is gone: no one will count its pods, so none may keep waiting for that."""
@@ -282,7 +286,7 @@ class JobController:
             return succeeded > 0 and active == 0
         return succeeded >= job.spec.completions
 
-    async def _sync(self, job: Job, pods: list[Pod]) -> Result | None:
+    async def _sync(self, job: Job, pods: list[Pod], *, satisfied: bool) -> Result | None:
         now = _ts(self.now())
         active = self._active(pods)
         changed = False
@@ -307,7 +311,7 @@ class JobController:
                                          message="Job resumed", now=now)
                 job.status.start_time = now  # a resumed Job's deadline starts again
                 self.recorder.event(job, EVENT_NORMAL, "Resumed", "Job resumed")
-            if self.expectations.satisfied(job.key):
+            if satisfied:
                 requeue = await self._manage(job, active)
             requeue = self._deadline_requeue(job, requeue)
         ready = sum(1 for p in active if any(c.type == "Ready" and c.status == "True"

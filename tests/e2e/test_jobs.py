@@ -73,3 +73,31 @@ def test_indexed_job_completes_every_index_and_a_crashing_job_fails(cluster: Clu
     assert reason == "BackoffLimitExceeded"
     row = cluster.kubectl_ok("get", "job", "crash", "-n", ns, "--no-headers").split()
     assert row[:3] == ["crash", "Failed", "0/1"]
+
+
+WIDE = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}}}
+spec:
+  completions: 100
+  parallelism: 100
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 0
+      containers: [{{name: work, image: "busybox:1.36", command: [sh, -c, "exit 0"]}}]
+"""
+
+
+def test_a_wide_job_runs_exactly_its_completions(cluster: Cluster, ns: str) -> None:
+    # Pods that finish while the controller writes status must not look missing: each round
+    # creates all 100 pods at once and they finish at once, the race that once added extra pods.
+    for round_ in range(4):
+        name = f"wide-{round_}"
+        cluster.kubectl_ok("apply", "-n", ns, "-f", "-", stdin=WIDE.format(name=name))
+        cluster.kubectl_ok("wait", "-n", ns, "--for=condition=complete", f"job/{name}", "--timeout=120s",
+                           timeout=150)
+        succeeded = cluster.kubectl_ok("get", "job", name, "-n", ns, "-o", "jsonpath={.status.succeeded}")
+        pods = cluster.kubectl_ok("get", "pods", "-n", ns, "-l", f"job-name={name}", "-o", "name").split()
+        assert (succeeded, len(pods)) == ("100", 100)
