@@ -44,6 +44,7 @@ from kubelet.cri.interface import (
 )
 from kubelet.dns import DNSConfigurer, parse_resolv_conf
 from kubelet.node_status import NodeStatusManager
+from kubelet.pod_objects import PodObjects
 from kubelet.pod_source import PodRouter
 from kubelet.pod_sync import PodSyncer, SyncResult
 from kubelet.prober import ProbeKind, ProbeManager
@@ -95,7 +96,8 @@ class Kubelet:
         self.queue: WorkQueue[str] = WorkQueue(name="kubelet", clock=clock)
         self.recorder = EventRecorder(client, component="kubelet", host=config.node_name, clock=clock)
         self.syncer = PodSyncer(runtime, self.recorder, host_ip=config.address,
-                                max_restart_period=config.max_container_restart_period, dns=dns_configurer(config))
+                                max_restart_period=config.max_container_restart_period, dns=dns_configurer(config),
+                                objects=PodObjects(client), allocatable=config.allocatable or config.capacity)
         self.prober = ProbeManager(runtime, self._enqueue_key, simulated=config.runtime == "simulated",
                                    on_failure=self._probe_failed)
         self.node_status = NodeStatusManager(client, config, runtime_version=f"{runtime_name}://{runtime_version}",

@@ -21,8 +21,8 @@ pod needs another look (a pending back-off), or None.
 from __future__ import annotations
 
 import logging
-import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -49,7 +49,10 @@ from kubelet.cri.interface import (
     SandboxState,
 )
 from kubelet.dns import DNSConfigurer
+from kubelet.downward_api import field_value
+from kubelet.envvars import ContainerConfigError, EnvContext, expand_command, make_environment
 from kubelet.hostname import pod_hostname
+from kubelet.pod_objects import PodObjects
 from kubelet.status import ContainerView
 
 __all__ = ["BACKOFF_INITIAL", "BACKOFF_MAX", "PodSyncer", "SyncResult"]
@@ -61,6 +64,8 @@ BACKOFF_MAX = 300.0
 BACKOFF_RESET = 600.0
 """A container that ran this long before exiting restarts after the initial delay again."""
 IMAGE_BACKOFF_INITIAL = 1.0
+CONFIG_RETRY = 3.0
+"""How soon a container whose ConfigMap, Secret or key was missing is tried again."""
 
 
 @dataclass
@@ -91,42 +96,13 @@ def _spec_hostname(pod: Pod) -> str | None:
     return pod.spec.hostname or None
 
 
-_FIELD_REFS = {
-    "metadata.name": lambda pod, sandbox, host: pod.metadata.name,
-    "metadata.namespace": lambda pod, sandbox, host: pod.metadata.namespace,
-    "metadata.uid": lambda pod, sandbox, host: pod.metadata.uid,
-    "spec.nodeName": lambda pod, sandbox, host: pod.spec.node_name,
-    "spec.serviceAccountName": lambda pod, sandbox, host: pod.spec.service_account_name,
-    "status.podIP": lambda pod, sandbox, host: sandbox.ip,
-    "status.hostIP": lambda pod, sandbox, host: host,
-}
-
-
-_MAP_FIELD = re.compile(r"^metadata\.(labels|annotations)\['([^']*)'\]$")
-
-
-def _map_field(pod: Pod, path: str) -> str | None:
-    """`metadata.annotations['key']` / `metadata.labels['key']` (an Indexed Job's JOB_COMPLETION_INDEX)."""
-    m = _MAP_FIELD.match(path)
-    if m is None:
-        return None
-    values = pod.metadata.annotations if m.group(1) == "annotations" else pod.metadata.labels
-    return (values or {}).get(m.group(2))
-
-
 def container_env(pod: Pod, container: Container, sandbox: PodSandbox, host_ip: str) -> dict[str, str]:
-    """The container's environment: literal values, and `valueFrom.fieldRef` for the pod's own fields
-    (name, namespace, uid, node, service account, pod IP, host IP, one label or annotation), as the
-    downward API gives them."""
+    """The container's literal and `fieldRef` variables (no API reads; see `kubelet.envvars` for all)."""
     env: dict[str, str] = {}
     for e in container.env or []:
         ref = e.value_from.field_ref if e.value_from is not None else None
-        if ref is not None:
-            resolve = _FIELD_REFS.get(ref.field_path)
-            value = resolve(pod, sandbox, host_ip) if resolve else _map_field(pod, ref.field_path)
-            env[e.name] = str(value or "")
-        else:
-            env[e.name] = e.value or ""
+        env[e.name] = field_value(pod, ref.field_path, pod_ip=sandbox.ip, host_ip=host_ip) if ref is not None \
+            else e.value or ""
     return env
 
 
@@ -193,8 +169,11 @@ class PodSyncer:
     """Drives one runtime for every pod of the node; holds only back-off bookkeeping."""
 
     def __init__(self, runtime: RuntimeService, recorder: EventRecorder, *, host_ip: str = "127.0.0.1",
-                 max_restart_period: float = BACKOFF_MAX, dns: DNSConfigurer | None = None) -> None:
+                 max_restart_period: float = BACKOFF_MAX, dns: DNSConfigurer | None = None,
+                 objects: PodObjects | None = None, allocatable: Mapping[str, str] | None = None) -> None:
         self.max_restart_period = max_restart_period
+        self.objects = objects or PodObjects(None)
+        self.allocatable = dict(allocatable or {})
         self.dns = dns or DNSConfigurer()
         self.runtime = runtime
         self.recorder = recorder
@@ -369,11 +348,17 @@ class PodSyncer:
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Successfully pulled image "{image}"')
         else:
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Container image "{image}" already present on machine')
+        try:
+            env = await make_environment(pod, spec, self._env_context(pod, sandbox))
+        except ContainerConfigError as e:
+            view.waiting_reason, view.waiting_message = "CreateContainerConfigError", str(e)
+            self.recorder.event(pod, EVENT_WARNING, "Failed", f"Error: {e}")
+            return CONFIG_RETRY
+        command, args = expand_command(spec, env)
         attempt = view.current.attempt + 1 if view.current is not None else 0
         labels = {POD_UID_LABEL: str(pod.metadata.uid), POD_NAME_LABEL: str(pod.metadata.name),
                   POD_NAMESPACE_LABEL: str(pod.metadata.namespace), CONTAINER_NAME_LABEL: name}
-        config = ContainerConfig(name=name, image=image, command=tuple(spec.command or ()), args=tuple(spec.args or ()),
-                                 env=container_env(pod, spec, sandbox, self.host_ip),
+        config = ContainerConfig(name=name, image=image, command=command, args=args, env=env,
                                  working_dir=spec.working_dir or "", attempt=attempt, labels=labels,
                                  stdin=bool(spec.stdin), stdin_once=bool(spec.stdin_once), tty=bool(spec.tty),
                                  pid_target_id=target_id, **_resources(spec))
@@ -393,6 +378,12 @@ class PodSyncer:
             self.recorder.event(pod, EVENT_WARNING, "BackOff", f"Back-off restarting failed container {name} in pod "
                                                               f"{pod.metadata.name}_{pod.metadata.namespace}")
         return None
+
+    def _env_context(self, pod: Pod, sandbox: PodSandbox) -> EnvContext:
+        def warn(reason: str, message: str) -> None:
+            self.recorder.event(pod, EVENT_WARNING, reason, message)
+        return EnvContext(self.objects, pod_ip=sandbox.ip, host_ip=self.host_ip, allocatable=self.allocatable,
+                          warn=warn)
 
     async def views(self, pod: Pod, sandbox: PodSandbox | None, *, init: bool = False,
                     ephemeral: bool = False) -> list[ContainerView]:
