@@ -54,6 +54,7 @@ from kubelet.envvars import ContainerConfigError, EnvContext, expand_command, ma
 from kubelet.hostname import pod_hostname
 from kubelet.pod_objects import PodObjects
 from kubelet.status import ContainerView
+from kubelet.volumes import MountedVolume, PayloadContext, VolumeManager
 
 __all__ = ["BACKOFF_INITIAL", "BACKOFF_MAX", "PodSyncer", "SyncResult"]
 
@@ -66,6 +67,8 @@ BACKOFF_RESET = 600.0
 IMAGE_BACKOFF_INITIAL = 1.0
 CONFIG_RETRY = 3.0
 """How soon a container whose ConfigMap, Secret or key was missing is tried again."""
+MOUNT_RETRY = 3.0
+"""How soon a pod whose volumes could not be set up is tried again."""
 
 
 @dataclass
@@ -170,8 +173,11 @@ class PodSyncer:
 
     def __init__(self, runtime: RuntimeService, recorder: EventRecorder, *, host_ip: str = "127.0.0.1",
                  max_restart_period: float = BACKOFF_MAX, dns: DNSConfigurer | None = None,
-                 objects: PodObjects | None = None, allocatable: Mapping[str, str] | None = None) -> None:
+                 objects: PodObjects | None = None, allocatable: Mapping[str, str] | None = None,
+                 volumes: VolumeManager | None = None) -> None:
         self.max_restart_period = max_restart_period
+        self.volumes = volumes
+        self._mounted: dict[str, dict[str, MountedVolume]] = {}  # uid -> volume name -> where
         self.objects = objects or PodObjects(None)
         self.allocatable = dict(allocatable or {})
         self.dns = dns or DNSConfigurer()
@@ -206,6 +212,12 @@ class PodSyncer:
             await self.kill(pod, grace=0, reason=None)
             return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True),
                               ephemeral_views=await self.views(pod, None, ephemeral=True))
+        if not await self._set_up_volumes(pod):
+            pending = [_view(c.name, c.image or "", []) for c in pod.spec.containers]
+            for view in pending:
+                view.waiting_reason = "ContainerCreating"
+            return SyncResult(None, pending, MOUNT_RETRY, await self.views(pod, None, init=True),
+                              initialized=not pod.spec.init_containers)
         sandbox = await self._ensure_sandbox(pod)
         instances = await self.runtime.list_containers(pod_sandbox_id=sandbox.id)
         policy = pod.spec.restart_policy or "Always"
@@ -251,6 +263,25 @@ class PodSyncer:
                 await self.runtime.remove_container(stale.id)
         return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry, init_views,
                           ephemeral_views=ephemeral_views)
+
+    async def _set_up_volumes(self, pod: Pod) -> bool:
+        """Set up (or refresh) the pod's volumes; False while a volume of a pod that never ran is missing.
+
+        A pod that already has a ready sandbox keeps running on what its volumes last held,
+        as upstream: the failure is only reported, with a FailedMount event, and retried.
+        """
+        if self.volumes is None or not pod.spec.volumes:
+            return True
+        uid = str(pod.metadata.uid)
+        sandboxes = await self.sandboxes_of(uid)
+        ip = sandboxes[-1].ip if sandboxes else None
+        ctx = PayloadContext(self.objects, pod_ip=ip, host_ip=self.host_ip, allocatable=self.allocatable)
+        result = await self.volumes.set_up(pod, ctx)
+        self._mounted[uid] = {**self._mounted.get(uid, {}), **result.volumes}
+        for name, message in result.errors.items():
+            self.recorder.event(pod, EVENT_WARNING, "FailedMount",
+                                f'MountVolume.SetUp failed for volume "{name}" : {message}')
+        return not result.errors or any(sb.state == SandboxState.READY for sb in sandboxes)
 
     async def _sync_ephemeral_containers(self, pod: Pod, sandbox: PodSandbox
                                          ) -> tuple[list[ContainerView], float | None]:
@@ -355,10 +386,17 @@ class PodSyncer:
             self.recorder.event(pod, EVENT_WARNING, "Failed", f"Error: {e}")
             return CONFIG_RETRY
         command, args = expand_command(spec, env)
+        try:
+            mounts = self.volumes.container_mounts(spec, self._mounted.get(str(pod.metadata.uid), {}), env) \
+                if self.volumes is not None else ()
+        except ContainerConfigError as e:
+            view.waiting_reason, view.waiting_message = "CreateContainerConfigError", str(e)
+            self.recorder.event(pod, EVENT_WARNING, "Failed", f"Error: {e}")
+            return CONFIG_RETRY
         attempt = view.current.attempt + 1 if view.current is not None else 0
         labels = {POD_UID_LABEL: str(pod.metadata.uid), POD_NAME_LABEL: str(pod.metadata.name),
                   POD_NAMESPACE_LABEL: str(pod.metadata.namespace), CONTAINER_NAME_LABEL: name}
-        config = ContainerConfig(name=name, image=image, command=command, args=args, env=env,
+        config = ContainerConfig(name=name, image=image, command=command, args=args, env=env, mounts=mounts,
                                  working_dir=spec.working_dir or "", attempt=attempt, labels=labels,
                                  stdin=bool(spec.stdin), stdin_once=bool(spec.stdin_once), tty=bool(spec.tty),
                                  pid_target_id=target_id, **_resources(spec))
@@ -409,6 +447,11 @@ class PodSyncer:
             self._image_failures.pop(key, None)
 
     async def remove(self, uid: str) -> None:
-        """Remove everything the runtime holds for the pod `uid` (an orphan, or a deleted pod)."""
+        """Remove everything the runtime holds for the pod `uid` (an orphan, or a deleted pod), then
+        its volumes and cached tokens."""
         for sb in await self.sandboxes_of(uid):
             await self.runtime.remove_pod_sandbox(sb.id)
+        self._mounted.pop(uid, None)
+        self.objects.forget_pod(uid)
+        if self.volumes is not None:
+            await self.volumes.tear_down(uid)

@@ -15,7 +15,7 @@ words may be quoted; `$NAME` and `${NAME}` expand from the container's environme
 | command | does |
 |---|---|
 | `echo [-n] WORDS` | prints WORDS |
-| `cat [FILE...]` | copies stdin to stdout (`-` or no FILE); `/etc/hostname` is the pod's name |
+| `cat [FILE...]` | copies stdin to stdout (`-` or no FILE); `/etc/hostname` is the pod's name; mounted files |
 | `env`, `printenv [NAME]` | the container's environment (its `env`, `HOSTNAME`, `PATH`, `HOME`) |
 | `hostname`, `pwd`, `whoami`, `id`, `uname [-a]`, `ls [DIR]` | fixed, busybox-like answers |
 | `true`, `:`, `false`, `exit [N]`, `sleep SECONDS` | as in sh |
@@ -63,6 +63,8 @@ class Shell:
     io: ProcessIO
     hostname: str
     env: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, str] = field(default_factory=dict)
+    """What `cat` can read besides /etc/hostname: the container's mounted files."""
 
     def __post_init__(self) -> None:
         self.environ = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -196,6 +198,8 @@ class Shell:
                     await (self.io.stderr if to_stderr else self.io.stdout)(chunk)
             elif f == "/etc/hostname":
                 await out(self.hostname + "\n")
+            elif f in self.files:
+                await out(self.files[f])
             else:
                 await self.write_err(f"cat: can't open '{f}': No such file or directory\n")
                 status = 1
