@@ -1,18 +1,21 @@
 """The kubelet against a real API server gives containers what their pods consume: a missing
-ConfigMap holds the container in CreateContainerConfigError until it appears, and the values
-reach the container's environment."""
+ConfigMap holds the container in CreateContainerConfigError (env) or the pod in
+ContainerCreating with FailedMount (volume) until it appears; values reach the container's
+environment and files, updates reach mounted files, and a deleted pod's volumes go away."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
-from kube.api import ConfigMap, Event, Namespace, Pod
+from kube.api import ConfigMap, Event, Namespace, Pod, Secret, ServiceAccount
 from kube.client import RESTClient
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
@@ -27,9 +30,9 @@ NODE = "node-2"
 
 
 @pytest_asyncio.fixture
-async def kubelet(api: ApiServerHarness) -> AsyncIterator[tuple[Kubelet, SimulatedRuntime]]:
+async def kubelet(api: ApiServerHarness, tmp_path: Path) -> AsyncIterator[tuple[Kubelet, SimulatedRuntime]]:
     config = KubeletConfig(node_name=NODE, pod_cidr=CIDR, node_status_update_frequency=1.0,
-                           relist_interval=0.2, housekeeping_interval=0.5)
+                           relist_interval=0.2, housekeeping_interval=0.5, root_dir=str(tmp_path / "kubelet"))
     runtime = SimulatedRuntime(pod_cidr=CIDR)
     async with api.client(NODE, field_manager=FIELD_MANAGER) as client:
         k = Kubelet(config, client, runtime, runtime_name=RUNTIME_NAME, runtime_version=RUNTIME_VERSION,
@@ -97,3 +100,84 @@ async def test_missing_config_map_holds_the_container_until_it_exists(
     assert cid is not None
     env = runtime.container_config(cid.split("://", 1)[-1]).env
     assert env["MODE"] == "fast" and env["GREETING"] == "mode=fast"
+
+
+async def _running_container(admin: RESTClient, ns: str, name: str) -> str:
+    async def running() -> str | None:
+        pod = await admin.get(Pod, name, ns)
+        if pod.status is None or pod.status.phase != "Running":
+            return None
+        cid = (pod.status.container_statuses or [])[0].container_id
+        return cid.split("://", 1)[-1] if cid else None
+    return await eventually(running, timeout=20)
+
+
+async def test_missing_volume_source_fails_mount_until_it_exists_then_updates_reach_files(
+        kubelet: tuple[Kubelet, SimulatedRuntime], admin: RESTClient, ns: str) -> None:
+    k, runtime = kubelet
+    pod = _pod(ns, "vol", {"volumeMounts": [{"name": "config", "mountPath": "/etc/config"},
+                                            {"name": "info", "mountPath": "/etc/podinfo"},
+                                            {"name": "scratch", "mountPath": "/scratch"},
+                                            {"name": "config", "mountPath": "/etc/only-mode", "subPath": "mode"}]})
+    pod.spec.volumes = Pod.model_validate({"spec": {"volumes": [
+        {"name": "config", "configMap": {"name": "settings", "items": [{"key": "mode", "path": "mode"}]}},
+        {"name": "info", "downwardAPI": {"items": [{"path": "name", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+        {"name": "scratch", "emptyDir": {}}]}}).spec.volumes
+    created = await admin.create(pod)
+
+    async def failed_mount() -> bool:
+        events = await admin.list(Event, ns)
+        return any(e.reason == "FailedMount" and e.message == 'MountVolume.SetUp failed for volume "config" : '
+                   'configmap "settings" not found' for e in events.items)
+    await eventually(failed_mount, timeout=15)
+    current = await admin.get(Pod, "vol", ns)
+    assert current.status is not None and current.status.phase == "Pending"
+    assert _waiting(current)[0] == "ContainerCreating"
+
+    await admin.create(ConfigMap.model_validate({"metadata": {"name": "settings", "namespace": ns},
+                                                 "data": {"mode": "fast", "unused": "x"}}))
+    cid = await _running_container(admin, ns, "vol")
+    files = runtime.container_files(cid)
+    assert files["/etc/config/mode"] == "fast" and "/etc/config/unused" not in files
+    assert files["/etc/podinfo/name"] == "vol" and files["/etc/only-mode"] == "fast"
+
+    cm = await admin.get(ConfigMap, "settings", ns)
+    cm.data = {"mode": "slow"}
+    await admin.update(cm)
+
+    async def updated() -> bool:  # the periodic resync rewrites the volume (every 10 s here)
+        return runtime.container_files(cid)["/etc/config/mode"] == "slow"
+    await eventually(updated, timeout=25)
+
+    pod_dir = k.syncer.volumes.pod_dir(str(created.metadata.uid)) if k.syncer.volumes else None
+    assert pod_dir is not None and pod_dir.is_dir()
+    await admin.delete(Pod, "vol", ns)
+
+    async def cleaned() -> bool:
+        return not pod_dir.exists()
+    await eventually(cleaned, timeout=20)
+
+
+async def test_secret_and_projected_token_files(kubelet: tuple[Kubelet, SimulatedRuntime], admin: RESTClient,
+                                               ns: str) -> None:
+    _, runtime = kubelet
+    await admin.create(ServiceAccount.model_validate({"metadata": {"name": "default", "namespace": ns}}))
+    await admin.create(Secret.model_validate({"metadata": {"name": "creds", "namespace": ns},
+                                              "data": {"password": base64.b64encode(b"s3cret").decode()}}))
+    pod = _pod(ns, "tok", {"volumeMounts": [{"name": "creds", "mountPath": "/etc/creds"},
+                                            {"name": "api", "mountPath": "/var/run/secrets/kubernetes.io/sa"}]})
+    pod.spec.volumes = Pod.model_validate({"spec": {"volumes": [
+        {"name": "creds", "secret": {"secretName": "creds", "defaultMode": 0o400}},
+        {"name": "api", "projected": {"sources": [
+            {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+            {"downwardAPI": {"items": [{"path": "namespace",
+                                        "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}}]}}).spec.volumes
+    await admin.create(pod)
+    cid = await _running_container(admin, ns, "tok")
+    files = runtime.container_files(cid)
+    assert files["/etc/creds/password"] == "s3cret"
+    assert files["/var/run/secrets/kubernetes.io/sa/namespace"] == ns
+    token = files["/var/run/secrets/kubernetes.io/sa/token"]
+    claims = token.split(".")[1]
+    payload = base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)).decode()
+    assert f'"sub":"system:serviceaccount:{ns}:default"' in payload
