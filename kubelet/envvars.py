@@ -9,6 +9,8 @@ ExpandContainerCommandAndArgs:
   `valueFrom` reads a fieldRef, a resourceFieldRef (the container's own unless
   `containerName`), a configMapKeyRef or a secretKeyRef (a missing optional one is skipped,
   the variable left undefined);
+- then the Service variables (`kubelet.service_env`) not defined otherwise; env values may
+  refer to them;
 - command and args are expanded against the whole environment.
 A missing required source or key raises ContainerConfigError with upstream's message
 (`configmap "x" not found`, `couldn't find key k in ConfigMap ns/x`): the kubelet reports it
@@ -41,9 +43,10 @@ class EnvContext:
     """What resolving a pod's variables needs besides the pod: objects, addresses, the node."""
 
     def __init__(self, objects: PodObjects, *, pod_ip: str | None, host_ip: str,
-                 allocatable: Mapping[str, str], warn: Warn) -> None:
+                 allocatable: Mapping[str, str], warn: Warn, service_env: Mapping[str, str] | None = None) -> None:
         self.objects, self.pod_ip, self.host_ip = objects, pod_ip, host_ip
         self.allocatable, self.warn = allocatable, warn
+        self.service_env = dict(service_env or {})
 
 
 async def make_environment(pod: Pod, container: Container, ctx: EnvContext) -> dict[str, str]:
@@ -55,6 +58,8 @@ async def make_environment(pod: Pod, container: Container, ctx: EnvContext) -> d
         value = await _env_value(pod, container, var, env, ctx)
         if value is not None:
             env[var.name] = value
+    for name, value in ctx.service_env.items():
+        env.setdefault(name, value)
     return env
 
 
@@ -100,7 +105,7 @@ async def _env_value(pod: Pod, container: Container, var: EnvVar, defined: Mappi
     """The variable's value, or None when an optional source leaves it undefined."""
     source = var.value_from
     if var.value or source is None:
-        return expand(var.value or "", defined)
+        return expand(var.value or "", defined, ctx.service_env)
     ns = str(pod.metadata.namespace)
     try:
         if source.field_ref is not None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from kube.api import Container, EphemeralContainer, Pod
+from kube.errors import ApiError
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.podutil import is_pod_terminal
 from kube.quantity import cpu_millis, to_int
@@ -53,6 +54,7 @@ from kubelet.downward_api import field_value
 from kubelet.envvars import ContainerConfigError, EnvContext, expand_command, make_environment
 from kubelet.hostname import pod_hostname
 from kubelet.pod_objects import PodObjects
+from kubelet.service_env import ServiceEnvironment
 from kubelet.status import ContainerView
 from kubelet.volumes import MountedVolume, PayloadContext, VolumeManager
 
@@ -179,6 +181,7 @@ class PodSyncer:
         self.volumes = volumes
         self._mounted: dict[str, dict[str, MountedVolume]] = {}  # uid -> volume name -> where
         self.objects = objects or PodObjects(None)
+        self.services = ServiceEnvironment(self.objects.client)
         self.allocatable = dict(allocatable or {})
         self.dns = dns or DNSConfigurer()
         self.runtime = runtime
@@ -380,7 +383,7 @@ class PodSyncer:
         else:
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Container image "{image}" already present on machine')
         try:
-            env = await make_environment(pod, spec, self._env_context(pod, sandbox))
+            env = await make_environment(pod, spec, await self._env_context(pod, sandbox))
         except ContainerConfigError as e:
             view.waiting_reason, view.waiting_message = "CreateContainerConfigError", str(e)
             self.recorder.event(pod, EVENT_WARNING, "Failed", f"Error: {e}")
@@ -417,11 +420,17 @@ class PodSyncer:
                                                               f"{pod.metadata.name}_{pod.metadata.namespace}")
         return None
 
-    def _env_context(self, pod: Pod, sandbox: PodSandbox) -> EnvContext:
+    async def _env_context(self, pod: Pod, sandbox: PodSandbox) -> EnvContext:
+        """What resolving the pod's variables needs; ContainerConfigError when Services cannot be listed."""
         def warn(reason: str, message: str) -> None:
             self.recorder.event(pod, EVENT_WARNING, reason, message)
+        try:
+            services = await self.services.for_pod(str(pod.metadata.namespace),
+                                                   enable_service_links=pod.spec.enable_service_links is not False)
+        except ApiError as e:
+            raise ContainerConfigError(f"failed to list services: {e}") from e
         return EnvContext(self.objects, pod_ip=sandbox.ip, host_ip=self.host_ip, allocatable=self.allocatable,
-                          warn=warn)
+                          warn=warn, service_env=services)
 
     async def views(self, pod: Pod, sandbox: PodSandbox | None, *, init: bool = False,
                     ephemeral: bool = False) -> list[ContainerView]:

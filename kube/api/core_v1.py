@@ -366,6 +366,7 @@ class PodSpec(KubeModel):
     dns_policy: str | None = None
     dns_config: PodDNSConfig | None = None
     volumes: list[Volume] | None = None
+    enable_service_links: bool | None = None
 
 
 class PodTemplateSpec(KubeModel):

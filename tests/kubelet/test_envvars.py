@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from kube.api import Pod
+from kube.api import Pod, Service
 from kube.errors import NotFound
 from kubelet.envvars import ContainerConfigError, EnvContext, expand_command, make_environment
 from kubelet.expansion import expand
 from kubelet.pod_objects import PodObjects
+from kubelet.service_env import service_env_vars
 
 CONTEXT = {"A": "alpha", "EMPTY": ""}
 
@@ -137,3 +138,30 @@ def test_command_and_args_expand_against_the_environment() -> None:
     pod = _pod({"command": ["sh", "-c", "echo $(GREETING) $$(GREETING) $(MISSING)"], "args": ["$(GREETING)"]})
     assert expand_command(pod.spec.containers[0], {"GREETING": "hi"}) == (
         ("sh", "-c", "echo hi $(GREETING) $(MISSING)"), ("hi",))
+
+
+def test_service_variables_follow_upstream_names() -> None:
+    services = [Service.model_validate({"metadata": {"name": "kubernetes", "namespace": "default"},
+                                        "spec": {"clusterIP": "10.96.0.1",
+                                                 "ports": [{"name": "https", "port": 443, "protocol": "TCP"}]}}),
+                Service.model_validate({"metadata": {"name": "my-db", "namespace": "ns"},
+                                        "spec": {"clusterIP": "10.96.0.7", "ports": [{"port": 5432}]}}),
+                Service.model_validate({"metadata": {"name": "headless", "namespace": "ns"},
+                                        "spec": {"clusterIP": "None", "ports": [{"port": 80}]}})]
+    assert service_env_vars(services) == {
+        "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
+        "KUBERNETES_SERVICE_PORT_HTTPS": "443", "KUBERNETES_PORT": "tcp://10.96.0.1:443",
+        "KUBERNETES_PORT_443_TCP": "tcp://10.96.0.1:443", "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
+        "KUBERNETES_PORT_443_TCP_PORT": "443", "KUBERNETES_PORT_443_TCP_ADDR": "10.96.0.1",
+        "MY_DB_SERVICE_HOST": "10.96.0.7", "MY_DB_SERVICE_PORT": "5432", "MY_DB_PORT": "tcp://10.96.0.7:5432",
+        "MY_DB_PORT_5432_TCP": "tcp://10.96.0.7:5432", "MY_DB_PORT_5432_TCP_PROTO": "tcp",
+        "MY_DB_PORT_5432_TCP_PORT": "5432", "MY_DB_PORT_5432_TCP_ADDR": "10.96.0.7"}
+
+
+async def test_service_variables_come_last_and_may_be_referred_to() -> None:
+    pod = _pod({"env": [{"name": "DB", "value": "$(MY_DB_SERVICE_HOST):5432"}, {"name": "MY_DB_SERVICE_PORT",
+                                                                               "value": "mine"}]})
+    ctx = EnvContext(PodObjects(API), pod_ip=None, host_ip="h", allocatable={}, warn=lambda r, m: None,
+                     service_env={"MY_DB_SERVICE_HOST": "10.96.0.7", "MY_DB_SERVICE_PORT": "5432"})
+    assert await make_environment(pod, pod.spec.containers[0], ctx) == {
+        "DB": "10.96.0.7:5432", "MY_DB_SERVICE_PORT": "mine", "MY_DB_SERVICE_HOST": "10.96.0.7"}

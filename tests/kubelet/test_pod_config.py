@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kube.api import ConfigMap, Event, Namespace, Pod, Secret, ServiceAccount
+from kube.api import ConfigMap, Event, Namespace, Pod, Secret, Service, ServiceAccount
 from kube.client import RESTClient
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
@@ -100,6 +100,8 @@ async def test_missing_config_map_holds_the_container_until_it_exists(
     assert cid is not None
     env = runtime.container_config(cid.split("://", 1)[-1]).env
     assert env["MODE"] == "fast" and env["GREETING"] == "mode=fast"
+    api_service = await admin.get(Service, "kubernetes", "default")
+    assert env["KUBERNETES_SERVICE_HOST"] == api_service.spec.cluster_ip  # in-cluster clients find the API
 
 
 async def _running_container(admin: RESTClient, ns: str, name: str) -> str:
