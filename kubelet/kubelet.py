@@ -105,7 +105,8 @@ class Kubelet:
         self.syncer = PodSyncer(runtime, self.recorder, host_ip=config.address,
                                 max_restart_period=config.max_container_restart_period, dns=dns_configurer(config),
                                 objects=PodObjects(client), allocatable=config.allocatable or config.capacity,
-                                volumes=VolumeManager(Path(config.root_dir), use_tmpfs=may_mount(config)))
+                                volumes=VolumeManager(Path(config.root_dir), use_tmpfs=may_mount(config),
+                                                      client=client))
         self.prober = ProbeManager(runtime, self._enqueue_key, simulated=config.runtime == "simulated",
                                    on_failure=self._probe_failed)
         self.node_status = NodeStatusManager(client, config, runtime_version=f"{runtime_name}://{runtime_version}",

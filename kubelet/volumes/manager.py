@@ -9,7 +9,8 @@ plain directories under the kubelet's root (upstream's layout):
   `set_up` (every sync of the pod, including the periodic resync) brings them up to date
   in one symlink swap; secret and projected volumes live on a tmpfs under `use_tmpfs`, so
   secrets never reach the node's disk; all four are mounted read-only, as upstream;
-- hostPath: the node's path, after the type check of `kubelet.volumes.host_path`.
+- hostPath: the node's path, after the type check of `kubelet.volumes.host_path`;
+- persistentVolumeClaim: the node path of the bound volume (`kubelet.volumes.claims`).
 A volume that cannot be set up is reported in `SetUpResult.errors` (volume -> reason) and
 left as it was; the others are still set up. `container_mounts` turns a container's
 volumeMounts into CRI mounts (subPath and subPathExpr resolved inside the volume).
@@ -32,7 +33,9 @@ from kube.quantity import to_int
 from kubelet.cri.interface import Mount
 from kubelet.envvars import ContainerConfigError
 from kubelet.expansion import expand
+from kubelet.pod_objects import ObjectGetter
 from kubelet.volumes.atomic_writer import write_payload
+from kubelet.volumes.claims import claim_host_path
 from kubelet.volumes.host_path import check_host_path
 from kubelet.volumes.payloads import (
     DEFAULT_MODE,
@@ -68,9 +71,11 @@ class SetUpResult:
 class VolumeManager:
     """Sets up and tears down the volumes of the pods of one node."""
 
-    def __init__(self, root_dir: Path, *, use_tmpfs: bool = False) -> None:
+    def __init__(self, root_dir: Path, *, use_tmpfs: bool = False, client: ObjectGetter | None = None) -> None:
+        """`client` reads PersistentVolumeClaims and their volumes (claims fail to mount without one)."""
         self.root_dir = root_dir
         self.use_tmpfs = use_tmpfs
+        self.client = client
 
     def pod_dir(self, uid: str) -> Path:
         return self.root_dir / "pods" / uid
@@ -97,6 +102,11 @@ class VolumeManager:
         volumes = self.pod_dir(str(pod.metadata.uid)) / "volumes"
         if volume.host_path is not None:
             return MountedVolume(check_host_path(volume.host_path.path, volume.host_path.type))
+        if volume.persistent_volume_claim is not None:
+            claim = volume.persistent_volume_claim
+            claimed = await claim_host_path(self.client, namespace=str(pod.metadata.namespace),
+                                            claim=claim.claim_name)
+            return MountedVolume(Path(claimed), read_only=bool(claim.read_only))
         if volume.empty_dir is not None:
             path = volumes / EMPTY_DIR / volume.name
             path.mkdir(parents=True, exist_ok=True)
@@ -106,7 +116,7 @@ class VolumeManager:
             return MountedVolume(path)
         plugin, payload = await self._payload(pod, volume, ctx)
         if plugin is None or payload is None:
-            return None  # a source kind this kubelet does not mount (claims, ...): no mount
+            return None  # a source kind this kubelet does not mount: no mount
         path = volumes / plugin / volume.name
         path.mkdir(parents=True, exist_ok=True)
         if plugin in (SECRET, PROJECTED):
