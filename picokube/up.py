@@ -180,10 +180,11 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             *(("--max-container-restart-period", str(config.max_container_restart_period))
               if config.max_container_restart_period is not None else ()),
             "--cluster-dns", cluster_dns_ip(config), "--cluster-domain", CLUSTER_DOMAIN))
-        if config.runtime == "cri":  # memory-backed volumes are tmpfs mounts the kubelet leaves behind
-            specs[-1] = dataclasses.replace(specs[-1], after_stop=functools.partial(unmount_under, kubelet_root))
     specs += proxy_specs(config, python_env=env, tracing=tracing)
     specs.append(dns_spec(config, python_env=env, tracing=tracing))
+    if config.runtime == "cri":  # memory-backed volumes are tmpfs mounts a stopped kubelet leaves behind
+        specs = [dataclasses.replace(s, after_stop=functools.partial(unmount_under, config.data_dir / "kubelets"))
+                 if s.name.startswith("kubelet-") else s for s in specs]
     return specs
 
 
