@@ -9,7 +9,7 @@ ExpandContainerCommandAndArgs:
   `valueFrom` reads a fieldRef, a resourceFieldRef (the container's own unless
   `containerName`), a configMapKeyRef or a secretKeyRef (a missing optional one is skipped,
   the variable left undefined);
-- then the Service variables (`kubelet.service_env`) not defined otherwise; env values may
+- then the Service variables (`kubelet.service_links`) not defined otherwise; env values may
   refer to them;
 - command and args are expanded against the whole environment.
 A missing required source or key raises ContainerConfigError with upstream's message

@@ -54,7 +54,7 @@ from kubelet.downward_api import field_value
 from kubelet.envvars import ContainerConfigError, EnvContext, expand_command, make_environment
 from kubelet.hostname import pod_hostname
 from kubelet.pod_objects import PodObjects
-from kubelet.service_env import ServiceEnvironment
+from kubelet.service_links import ServiceEnvironment
 from kubelet.status import ContainerView
 from kubelet.volumes import MountedVolume, PayloadContext, VolumeManager
 

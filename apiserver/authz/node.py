@@ -3,8 +3,7 @@
 Mirrors plugin/pkg/auth/authorizer/node, reduced to what picokube's kubelet needs:
 - read: nodes, pods (list/watch all, as upstream; the kubelet filters by spec.nodeName),
   namespaces, services, endpoints, and configmaps/secrets/persistentvolumeclaims only when
-  a pod bound to this node refers to them (in env, volumes and projected volume sources);
-- create serviceaccounts/token for a service account a pod bound to this node runs as;
+  a pod bound to this node refers to them;
 - write its own Node (create, update, patch, including status) and its own Lease in
   kube-node-lease; pods bound to it: status updates and deletes (the end of a graceful
   delete); events (create, patch, update);
@@ -48,7 +47,6 @@ def _pod_refs(pod: Obj) -> set[tuple[str, str]]:
             refs.add(("secrets", vol["secret"]["secretName"]))
         if (vol.get("persistentVolumeClaim") or {}).get("claimName"):
             refs.add(("persistentvolumeclaims", vol["persistentVolumeClaim"]["claimName"]))
-        refs |= _projected_refs(vol)
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         for env in c.get("env") or []:
             src = env.get("valueFrom") or {}
@@ -65,23 +63,6 @@ def _pod_refs(pod: Obj) -> set[tuple[str, str]]:
         if s.get("name"):
             refs.add(("secrets", s["name"]))
     return refs
-
-
-def _projected_refs(vol: Obj) -> set[tuple[str, str]]:
-    """The ConfigMaps and Secrets a projected volume's sources name."""
-    refs: set[tuple[str, str]] = set()
-    for source in (vol.get("projected") or {}).get("sources") or []:
-        if (source.get("configMap") or {}).get("name"):
-            refs.add(("configmaps", source["configMap"]["name"]))
-        if (source.get("secret") or {}).get("name"):
-            refs.add(("secrets", source["secret"]["name"]))
-    return refs
-
-
-def _uses_service_account(pod: Obj, namespace: str, name: str) -> bool:
-    """The pod runs in `namespace` as service account `name` (a token for it may be requested)."""
-    return (pod.get("metadata") or {}).get("namespace") == namespace and \
-        ((pod.get("spec") or {}).get("serviceAccountName") or "default") == name
 
 
 class NodeAuthorizer:
@@ -129,9 +110,5 @@ class NodeAuthorizer:
                 if (pod.get("metadata") or {}).get("namespace") == attrs.namespace and \
                         (res, attrs.name) in _pod_refs(pod):
                     return Decision.ALLOW, ""
-            return Decision.DENY, f'no relationship found between node "{node}" and this object'
-        if group == "" and res == "serviceaccounts" and sub == "token" and verb == "create":
-            if any(_uses_service_account(pod, attrs.namespace, attrs.name) for pod in self.pods_on_node(node)):
-                return Decision.ALLOW, ""
             return Decision.DENY, f'no relationship found between node "{node}" and this object'
         return Decision.NO_OPINION, ""

@@ -14,7 +14,7 @@ from kube.errors import NotFound
 from kubelet.envvars import ContainerConfigError, EnvContext, expand_command, make_environment
 from kubelet.expansion import expand
 from kubelet.pod_objects import PodObjects
-from kubelet.service_env import service_env_vars
+from kubelet.service_links import service_env_vars
 
 CONTEXT = {"A": "alpha", "EMPTY": ""}
 

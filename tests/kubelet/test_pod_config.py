@@ -160,9 +160,22 @@ async def test_missing_volume_source_fails_mount_until_it_exists_then_updates_re
     await eventually(cleaned, timeout=20)
 
 
+async def _let_node_request_tokens(admin: RESTClient, ns: str) -> None:
+    """Grant the node token requests in `ns` through RBAC, whatever the Node authorizer decides."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    await admin.request("POST", f"{rbac}/namespaces/{ns}/roles", body={
+        "metadata": {"name": "tokens"},
+        "rules": [{"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}]})
+    await admin.request("POST", f"{rbac}/namespaces/{ns}/rolebindings", body={
+        "metadata": {"name": "tokens"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                                    "name": "tokens"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": f"system:node:{NODE}"}]})
+
+
 async def test_secret_and_projected_token_files(kubelet: tuple[Kubelet, SimulatedRuntime], admin: RESTClient,
                                                ns: str) -> None:
     _, runtime = kubelet
+    await _let_node_request_tokens(admin, ns)
     await admin.create(ServiceAccount.model_validate({"metadata": {"name": "default", "namespace": ns}}))
     await admin.create(Secret.model_validate({"metadata": {"name": "creds", "namespace": ns},
                                               "data": {"password": base64.b64encode(b"s3cret").decode()}}))
