@@ -14,7 +14,7 @@ from kube.api.base import KubeModel
 __all__ = [
     "ConfigMapEnvSource", "ConfigMapKeySelector", "ConfigMapProjection", "ConfigMapVolumeSource",
     "DownwardAPIProjection", "DownwardAPIVolumeFile", "DownwardAPIVolumeSource", "EmptyDirVolumeSource",
-    "EnvFromSource", "HostPathVolumeSource", "KeyToPath", "PersistentVolumeClaimVolumeSource",
+    "EnvFromSource", "KeyToPath", "PersistentVolumeClaimVolumeSource",
     "ProjectedVolumeSource", "ResourceFieldSelector", "SecretEnvSource", "SecretKeySelector", "SecretProjection",
     "SecretVolumeSource", "ServiceAccountTokenProjection", "Volume", "VolumeMount", "VolumeProjection",
     "VolumeFieldSelector",
@@ -134,6 +134,8 @@ class EmptyDirVolumeSource(KubeModel):
 
 
 class HostPathVolumeSource(KubeModel):
+    """Not exported: kube.api's HostPathVolumeSource is the PersistentVolume source of the same shape."""
+
     path: str
     type: str | None = None
 
