@@ -187,6 +187,7 @@ async def test_secret_and_projected_token_files(kubelet: tuple[Kubelet, Simulate
             {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
             {"downwardAPI": {"items": [{"path": "namespace",
                                         "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}}]}}).spec.volumes
+    pod.spec.service_account_name = "default"
     await admin.create(pod)
     cid = await _running_container(admin, ns, "tok")
     files = runtime.container_files(cid)
