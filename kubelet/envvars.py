@@ -73,7 +73,7 @@ async def _env_from(pod: Pod, source: EnvFromSource, ctx: EnvContext) -> dict[st
     ns = str(pod.metadata.namespace)
     if source.config_map_ref is not None:
         kind, name, optional = "configMap", source.config_map_ref.name, bool(source.config_map_ref.optional)
-        read = ctx.objects.config_map
+        read = ctx.objects.config_map_data
     elif source.secret_ref is not None:
         kind, name, optional = "secret", source.secret_ref.name, bool(source.secret_ref.optional)
         read = ctx.objects.secret
@@ -118,7 +118,7 @@ async def _env_value(pod: Pod, container: Container, var: EnvVar, defined: Mappi
         raise ContainerConfigError(str(e)) from e
     if source.config_map_key_ref is not None:
         cm_ref = source.config_map_key_ref
-        return await _key(ctx.objects.config_map, ns=ns, name=cm_ref.name, key=cm_ref.key,
+        return await _key(ctx.objects.config_map_data, ns=ns, name=cm_ref.name, key=cm_ref.key,
                           optional=bool(cm_ref.optional), kind="ConfigMap")
     if source.secret_key_ref is not None:
         s_ref = source.secret_key_ref

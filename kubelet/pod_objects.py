@@ -6,7 +6,8 @@ pkg/kubelet/secret, pkg/kubelet/token), reduced to GETs through the kubelet's ow
   one GET of one named object (no list, no watch of a whole namespace);
 - a missing object raises `SourceNotFound`, whose text is upstream's (`configmap "x" not
   found`, `secret "x" not found`), for CreateContainerConfigError and FailedMount messages;
-- ConfigMap `data` and `binaryData`, and Secret `data`, come back as bytes per key;
+- ConfigMap `data` and `binaryData` (volumes) or `data` alone (env), and Secret `data`,
+  come back as bytes per key;
 - service account tokens are requested with the pod as bound object and cached until 80%
   of their lifetime has passed (or 24 h, as upstream), then requested again.
 `PodObjects` is safe to use from many tasks of one loop; its only state is the token cache.
@@ -80,6 +81,11 @@ class PodObjects:
         """Every key of the ConfigMap (`data` as UTF-8, `binaryData` decoded); raises SourceNotFound."""
         obj = await self._get("ConfigMap", namespace, name)
         return {**{k: v.encode() for k, v in (obj.get("data") or {}).items()}, **_decoded(obj.get("binaryData"))}
+
+    async def config_map_data(self, namespace: str, name: str) -> dict[str, bytes]:
+        """Only the ConfigMap's `data` (what env reads: `binaryData` is for volumes); raises SourceNotFound."""
+        obj = await self._get("ConfigMap", namespace, name)
+        return {k: v.encode() for k, v in (obj.get("data") or {}).items()}
 
     async def secret(self, namespace: str, name: str) -> dict[str, bytes]:
         """Every key of the Secret, decoded; raises SourceNotFound."""

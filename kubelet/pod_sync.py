@@ -213,6 +213,7 @@ class PodSyncer:
         terminal = is_pod_terminal(pod)
         if terminal:
             await self.kill(pod, grace=0, reason=None)
+            await self._tear_down_volumes(str(pod.metadata.uid))  # nothing runs that could read them
             return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True),
                               ephemeral_views=await self.views(pod, None, ephemeral=True))
         if not await self._set_up_volumes(pod):
@@ -460,7 +461,10 @@ class PodSyncer:
         its volumes and cached tokens."""
         for sb in await self.sandboxes_of(uid):
             await self.runtime.remove_pod_sandbox(sb.id)
-        self._mounted.pop(uid, None)
         self.objects.forget_pod(uid)
+        await self._tear_down_volumes(uid)
+
+    async def _tear_down_volumes(self, uid: str) -> None:
+        self._mounted.pop(uid, None)
         if self.volumes is not None:
             await self.volumes.tear_down(uid)

@@ -57,7 +57,7 @@ def _b64(text: str) -> str:
 
 
 API = FakeAPI({
-    "configmaps/app": {"data": {"MODE": "fast", "1BAD": "x", "good.key": "y"}},
+    "configmaps/app": {"data": {"MODE": "fast", "1BAD": "x", "good.key": "y"}, "binaryData": {"BLOB": _b64("b")}},
     "secrets/creds": {"data": {"PASSWORD": _b64("s3cret")}},
 })
 
@@ -104,6 +104,7 @@ async def test_env_from_with_prefix_skips_invalid_names_with_a_warning() -> None
     ({"configMapKeyRef": {"name": "absent", "key": "k"}}, 'configmap "absent" not found'),
     ({"secretKeyRef": {"name": "absent", "key": "k"}}, 'secret "absent" not found'),
     ({"configMapKeyRef": {"name": "app", "key": "nope"}}, "couldn't find key nope in ConfigMap ns/app"),
+    ({"configMapKeyRef": {"name": "app", "key": "BLOB"}}, "couldn't find key BLOB in ConfigMap ns/app"),
     ({"secretKeyRef": {"name": "creds", "key": "nope"}}, "couldn't find key nope in Secret ns/creds"),
 ])
 async def test_missing_required_source_or_key_is_a_config_error(ref: dict[str, Any], message: str) -> None:

@@ -197,3 +197,24 @@ async def test_secret_and_projected_token_files(kubelet: tuple[Kubelet, Simulate
     claims = token.split(".")[1]
     payload = base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)).decode()
     assert f'"sub":"system:serviceaccount:{ns}:default"' in payload
+
+
+async def test_a_finished_pods_volumes_are_torn_down(kubelet: tuple[Kubelet, SimulatedRuntime], admin: RESTClient,
+                                                     ns: str) -> None:
+    k, _ = kubelet
+    pod = _pod(ns, "done", {"command": ["sh", "-c", "sleep 2; exit 0"],
+                            "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}]})
+    pod.spec.restart_policy = "Never"
+    pod.spec.volumes = Pod.model_validate({"spec": {"volumes": [{"name": "scratch", "emptyDir": {}}]}}).spec.volumes
+    created = await admin.create(pod)
+    assert k.syncer.volumes is not None
+    pod_dir = k.syncer.volumes.pod_dir(str(created.metadata.uid))
+
+    async def set_up() -> bool:
+        return (pod_dir / "volumes" / "kubernetes.io~empty-dir" / "scratch").is_dir()
+    await eventually(set_up, timeout=15, interval=0.05)
+
+    async def finished_and_clean() -> bool:
+        current = await admin.get(Pod, "done", ns)
+        return current.status is not None and current.status.phase == "Succeeded" and not pod_dir.exists()
+    await eventually(finished_and_clean, timeout=20)
