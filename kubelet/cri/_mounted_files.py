@@ -32,6 +32,13 @@ class MountedFiles(Mapping[str, str]):
                 return Path(m.host_path) / rest if rest else Path(m.host_path)
         return None
 
+    def list_dir(self, path: str) -> list[str] | None:
+        """The names in a mounted directory (hidden `..` entries left out, as `ls` does), or None."""
+        host = self._host(path.rstrip("/") or "/")
+        if host is None or not host.is_dir():
+            return None
+        return sorted(p.name for p in host.iterdir() if not p.name.startswith("."))
+
     def __getitem__(self, path: str) -> str:
         if path in self.fixed:
             return self.fixed[path]

@@ -65,3 +65,4 @@ def test_missing_secret_volume_fails_mount_until_created(cluster: Cluster, ns: s
     cluster.kubectl_ok("create", "secret", "generic", "creds", "-n", ns, "--from-literal=password=s3cret")
     cluster.kubectl_ok("wait", "--for=condition=Ready", "pod/vol", "-n", ns, "--timeout=60s", timeout=70)
     assert cluster.kubectl_ok("exec", "vol", "-n", ns, "--", "cat", "/etc/creds/password") == "s3cret"
+    assert cluster.kubectl_ok("exec", "vol", "-n", ns, "--", "ls", "/etc/creds") == "password\n"
