@@ -12,7 +12,8 @@ plain directories under the kubelet's root (upstream's layout):
 - hostPath: the node's path, after the type check of `kubelet.volumes.host_path`;
 - persistentVolumeClaim: the node path of the bound volume (`kubelet.volumes.claims`).
 A volume that cannot be set up is reported in `SetUpResult.errors` (volume -> reason) and
-left as it was; the others are still set up. `container_mounts` turns a container's
+left as it was (a file-backed one that was written before is still returned, so a container
+restarted meanwhile mounts what it last held); the others are still set up. `container_mounts` turns a container's
 volumeMounts into CRI mounts (subPath and subPathExpr resolved inside the volume).
 `tear_down` unmounts any tmpfs and removes the pod's directory; it is idempotent.
 One pod is set up by one worker at a time (the kubelet's queue guarantees it).
@@ -34,7 +35,7 @@ from kubelet.cri.interface import Mount
 from kubelet.envvars import ContainerConfigError
 from kubelet.expansion import expand
 from kubelet.pod_objects import ObjectGetter
-from kubelet.volumes.atomic_writer import write_payload
+from kubelet.volumes.atomic_writer import DATA_DIR, write_payload
 from kubelet.volumes.claims import claim_host_path
 from kubelet.volumes.host_path import check_host_path
 from kubelet.volumes.payloads import (
@@ -93,6 +94,9 @@ class VolumeManager:
                 mounted = await self._set_up_one(pod, volume, ctx)
             except (VolumeError, ValueError, OSError) as e:
                 result.errors[volume.name] = str(e)
+                mounted = self._written_before(pod, volume)
+                if mounted is not None:  # keep serving what it last held, as upstream does
+                    result.volumes[volume.name] = mounted
                 continue
             if mounted is not None:
                 result.volumes[volume.name] = mounted
@@ -124,6 +128,15 @@ class VolumeManager:
         if await asyncio.to_thread(write_payload, path, payload):
             logger.debug("Volume contents updated", extra={"pod": pod.key, "volume": volume.name})
         return MountedVolume(path, read_only=True)
+
+    def _written_before(self, pod: Pod, volume: Volume) -> MountedVolume | None:
+        """A file-backed volume that an earlier set-up wrote (its `..data` link exists), else None."""
+        volumes = self.pod_dir(str(pod.metadata.uid)) / "volumes"
+        plugin = CONFIG_MAP if volume.config_map is not None else SECRET if volume.secret is not None else \
+            DOWNWARD_API if volume.downward_api is not None else PROJECTED if volume.projected is not None else None
+        if plugin is None or not (volumes / plugin / volume.name / DATA_DIR).is_symlink():
+            return None
+        return MountedVolume(volumes / plugin / volume.name, read_only=True)
 
     async def _payload(self, pod: Pod, volume: Volume, ctx: PayloadContext) -> tuple[str | None, Payload | None]:
         if volume.config_map is not None:
