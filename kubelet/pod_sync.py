@@ -14,6 +14,11 @@ Mirrors kuberuntime_manager.go `SyncPod`/`KillPod` and the container restart rul
   that has an instance in any of the pod's sandboxes is left as it is. With
   `targetContainerName` it joins the target's process namespace (CRI pid TARGET), so it
   waits for the target to run.
+- before the sandbox, the pod's volumes are set up or refreshed (`kubelet.volumes`); while
+  one is missing for a pod that never ran, the pod stays ContainerCreating with FailedMount
+  events; a finished pod's volumes are torn down;
+- each container's environment (`kubelet.envvars`) and mounts are resolved when it is
+  created; a missing ConfigMap, Secret or key leaves it waiting in CreateContainerConfigError.
 `sync()` returns the container views the status is computed from, and how long until the
 pod needs another look (a pending back-off), or None.
 """
