@@ -111,6 +111,8 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
                    help="the CRI socket, with --runtime cri")
     p.add_argument("--pod-log-dir", default="/var/log/pods",
                    help="where container logs are written, with --runtime cri (<ns>_<pod>_<uid>/<container>/N.log)")
+    p.add_argument("--root-dir", default="/var/lib/kubelet",
+                   help="the kubelet's directory for pods' volumes (<root-dir>/pods/<uid>/volumes)")
     p.add_argument("--node-capacity", default=None,
                    help="what the node offers, as NAME=QUANTITY,... (default: the machine's own with "
                         f"--runtime cri, else {SIMULATED_CAPACITY})")
@@ -145,6 +147,7 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
     capacity, allocatable = _node_resources(a.runtime, a.node_capacity, a.pod_log_dir)
     config = KubeletConfig(node_name=a.node_name or "", kubeconfig=a.kubeconfig, runtime=a.runtime,
                            container_runtime_endpoint=a.container_runtime_endpoint, pod_log_dir=a.pod_log_dir,
+                           root_dir=a.root_dir,
                          capacity=capacity, allocatable=allocatable, pod_cidr=a.pod_cidr,
                          pod_start_delay=a.pod_start_delay, address=a.address, port=a.port,
                          tls_cert_file=a.tls_cert_file, tls_private_key_file=a.tls_private_key_file,

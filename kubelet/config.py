@@ -24,7 +24,9 @@ class KubeletConfig:
     `port` 0 lets the OS choose the kubelet server's port, which the Node then publishes in
     `status.daemonEndpoints.kubeletEndpoint.Port`. `cluster_dns` (the kube-dns Service's
     address), `cluster_domain` and `resolv_conf` (the host's resolver file; "" for none) make
-    each pod's resolv.conf (`kubelet.dns`).
+    each pod's resolv.conf (`kubelet.dns`). ConfigMap, Secret, downwardAPI and projected
+    volumes are rewritten on every sync of their pod, so an update reaches the files within
+    the periodic resync (every 10 s, see `kubelet.kubelet`; upstream's is 1 min).
     """
 
     node_name: str
@@ -32,6 +34,8 @@ class KubeletConfig:
     runtime: str = "simulated"
     container_runtime_endpoint: str = "unix:///run/containerd/containerd.sock"
     pod_log_dir: str = "/var/log/pods"
+    root_dir: str = "/var/lib/kubelet"
+    """Where pods' volumes are prepared: <root_dir>/pods/<uid>/volumes/<plugin>/<volume>."""
     capacity: dict[str, str] = field(default_factory=lambda: {"cpu": "4", "memory": "8Gi", "pods": "110"})
     allocatable: dict[str, str] | None = None  # None: the same as capacity
     pod_cidr: str = "10.244.1.0/24"

@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import ipaddress
 import logging
+import os
 
 from kube.api import Pod
 from kube.cache import InformerFactory
@@ -36,6 +37,7 @@ def hollow_configs(base: KubeletConfig, count: int, prefix: str) -> list[Kubelet
     """One config per hollow node: names `prefix1..prefixN`, a /24 each out of 10.128.0.0/9."""
     subnets = _BASE_NETWORK.subnets(new_prefix=24)
     return [dataclasses.replace(base, node_name=f"{prefix}{i}", pod_cidr=str(next(subnets)), port=0,
+                                root_dir=os.path.join(base.root_dir, f"{prefix}{i}"),
                                 workers=2, relist_interval=max(base.relist_interval, 5.0),
                                 housekeeping_interval=max(base.housekeeping_interval, 10.0))
             for i in range(1, count + 1)]

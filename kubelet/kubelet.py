@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +45,12 @@ from kubelet.cri.interface import (
 )
 from kubelet.dns import DNSConfigurer, parse_resolv_conf
 from kubelet.node_status import NodeStatusManager
+from kubelet.pod_objects import PodObjects
 from kubelet.pod_source import PodRouter
 from kubelet.pod_sync import PodSyncer, SyncResult
 from kubelet.prober import ProbeKind, ProbeManager
 from kubelet.status import compute_pod_status
+from kubelet.volumes import VolumeManager
 
 __all__ = ["Kubelet"]
 
@@ -75,6 +78,11 @@ def dns_configurer(config: KubeletConfig) -> DNSConfigurer:
     return DNSConfigurer(cluster_dns=config.cluster_dns, cluster_domain=config.cluster_domain, host=host)
 
 
+def may_mount(config: KubeletConfig) -> bool:
+    """Whether volumes may be tmpfs mounts: only for real containers, and only as root."""
+    return config.runtime == "cri" and os.geteuid() == 0
+
+
 class Kubelet:
     """One node's agent; `run()` until cancelled."""
 
@@ -95,7 +103,10 @@ class Kubelet:
         self.queue: WorkQueue[str] = WorkQueue(name="kubelet", clock=clock)
         self.recorder = EventRecorder(client, component="kubelet", host=config.node_name, clock=clock)
         self.syncer = PodSyncer(runtime, self.recorder, host_ip=config.address,
-                                max_restart_period=config.max_container_restart_period, dns=dns_configurer(config))
+                                max_restart_period=config.max_container_restart_period, dns=dns_configurer(config),
+                                objects=PodObjects(client), allocatable=config.allocatable or config.capacity,
+                                volumes=VolumeManager(Path(config.root_dir), use_tmpfs=may_mount(config),
+                                                      client=client))
         self.prober = ProbeManager(runtime, self._enqueue_key, simulated=config.runtime == "simulated",
                                    on_failure=self._probe_failed)
         self.node_status = NodeStatusManager(client, config, runtime_version=f"{runtime_name}://{runtime_version}",
@@ -138,7 +149,7 @@ class Kubelet:
         if pod is None:
             for sb in await self.runtime.list_pod_sandbox(labels={POD_NAMESPACE_LABEL: request.namespace,
                                                                   POD_NAME_LABEL: request.name}):
-                await self.runtime.remove_pod_sandbox(sb.id)
+                await self.syncer.remove(sb.labels.get(POD_UID_LABEL, sb.uid))
             return None
         if pod.metadata.deletion_timestamp:
             await self._terminate(pod)
@@ -268,7 +279,7 @@ class Kubelet:
             if sb.labels.get(POD_UID_LABEL, sb.uid) not in bound:
                 logger.info("Removing orphaned sandbox", extra={"pod": f"{sb.namespace}/{sb.name}",
                                                                 "sandbox": sb.id[:12]})
-                await self.runtime.remove_pod_sandbox(sb.id)
+                await self.syncer.remove(sb.labels.get(POD_UID_LABEL, sb.uid))
         if full:
             for pod in self.pods.list():
                 self.queue.add(pod.key)

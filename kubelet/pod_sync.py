@@ -14,6 +14,11 @@ Mirrors kuberuntime_manager.go `SyncPod`/`KillPod` and the container restart rul
   that has an instance in any of the pod's sandboxes is left as it is. With
   `targetContainerName` it joins the target's process namespace (CRI pid TARGET), so it
   waits for the target to run.
+- before the sandbox, the pod's volumes are set up or refreshed (`kubelet.volumes`); while
+  one is missing for a pod that never ran, the pod stays ContainerCreating with FailedMount
+  events; a finished pod's volumes are torn down;
+- each container's environment (`kubelet.envvars`) and mounts are resolved when it is
+  created; a missing ConfigMap, Secret or key leaves it waiting in CreateContainerConfigError.
 `sync()` returns the container views the status is computed from, and how long until the
 pod needs another look (a pending back-off), or None.
 """
@@ -21,12 +26,13 @@ pod needs another look (a pending back-off), or None.
 from __future__ import annotations
 
 import logging
-import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
 
 from kube.api import Container, EphemeralContainer, Pod
+from kube.errors import ApiError
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.podutil import is_pod_terminal
 from kube.quantity import cpu_millis, to_int
@@ -49,8 +55,13 @@ from kubelet.cri.interface import (
     SandboxState,
 )
 from kubelet.dns import DNSConfigurer
+from kubelet.downward_api import field_value
+from kubelet.envvars import ContainerConfigError, EnvContext, expand_command, make_environment
 from kubelet.hostname import pod_hostname
+from kubelet.pod_objects import PodObjects
+from kubelet.service_links import ServiceEnvironment
 from kubelet.status import ContainerView
+from kubelet.volumes import MountedVolume, PayloadContext, VolumeManager
 
 __all__ = ["BACKOFF_INITIAL", "BACKOFF_MAX", "PodSyncer", "SyncResult"]
 
@@ -61,6 +72,10 @@ BACKOFF_MAX = 300.0
 BACKOFF_RESET = 600.0
 """A container that ran this long before exiting restarts after the initial delay again."""
 IMAGE_BACKOFF_INITIAL = 1.0
+CONFIG_RETRY = 3.0
+"""How soon a container whose ConfigMap, Secret or key was missing is tried again."""
+MOUNT_RETRY = 3.0
+"""How soon a pod whose volumes could not be set up is tried again."""
 
 
 @dataclass
@@ -91,42 +106,13 @@ def _spec_hostname(pod: Pod) -> str | None:
     return pod.spec.hostname or None
 
 
-_FIELD_REFS = {
-    "metadata.name": lambda pod, sandbox, host: pod.metadata.name,
-    "metadata.namespace": lambda pod, sandbox, host: pod.metadata.namespace,
-    "metadata.uid": lambda pod, sandbox, host: pod.metadata.uid,
-    "spec.nodeName": lambda pod, sandbox, host: pod.spec.node_name,
-    "spec.serviceAccountName": lambda pod, sandbox, host: pod.spec.service_account_name,
-    "status.podIP": lambda pod, sandbox, host: sandbox.ip,
-    "status.hostIP": lambda pod, sandbox, host: host,
-}
-
-
-_MAP_FIELD = re.compile(r"^metadata\.(labels|annotations)\['([^']*)'\]$")
-
-
-def _map_field(pod: Pod, path: str) -> str | None:
-    """`metadata.annotations['key']` / `metadata.labels['key']` (an Indexed Job's JOB_COMPLETION_INDEX)."""
-    m = _MAP_FIELD.match(path)
-    if m is None:
-        return None
-    values = pod.metadata.annotations if m.group(1) == "annotations" else pod.metadata.labels
-    return (values or {}).get(m.group(2))
-
-
 def container_env(pod: Pod, container: Container, sandbox: PodSandbox, host_ip: str) -> dict[str, str]:
-    """The container's environment: literal values, and `valueFrom.fieldRef` for the pod's own fields
-    (name, namespace, uid, node, service account, pod IP, host IP, one label or annotation), as the
-    downward API gives them."""
+    """The container's literal and `fieldRef` variables (no API reads; see `kubelet.envvars` for all)."""
     env: dict[str, str] = {}
     for e in container.env or []:
         ref = e.value_from.field_ref if e.value_from is not None else None
-        if ref is not None:
-            resolve = _FIELD_REFS.get(ref.field_path)
-            value = resolve(pod, sandbox, host_ip) if resolve else _map_field(pod, ref.field_path)
-            env[e.name] = str(value or "")
-        else:
-            env[e.name] = e.value or ""
+        env[e.name] = field_value(pod, ref.field_path, pod_ip=sandbox.ip, host_ip=host_ip) if ref is not None \
+            else e.value or ""
     return env
 
 
@@ -193,8 +179,15 @@ class PodSyncer:
     """Drives one runtime for every pod of the node; holds only back-off bookkeeping."""
 
     def __init__(self, runtime: RuntimeService, recorder: EventRecorder, *, host_ip: str = "127.0.0.1",
-                 max_restart_period: float = BACKOFF_MAX, dns: DNSConfigurer | None = None) -> None:
+                 max_restart_period: float = BACKOFF_MAX, dns: DNSConfigurer | None = None,
+                 objects: PodObjects | None = None, allocatable: Mapping[str, str] | None = None,
+                 volumes: VolumeManager | None = None) -> None:
         self.max_restart_period = max_restart_period
+        self.volumes = volumes
+        self._mounted: dict[str, dict[str, MountedVolume]] = {}  # uid -> volume name -> where
+        self.objects = objects or PodObjects(None)
+        self.services = ServiceEnvironment(self.objects.client)
+        self.allocatable = dict(allocatable or {})
         self.dns = dns or DNSConfigurer()
         self.runtime = runtime
         self.recorder = recorder
@@ -225,8 +218,15 @@ class PodSyncer:
         terminal = is_pod_terminal(pod)
         if terminal:
             await self.kill(pod, grace=0, reason=None)
+            await self._tear_down_volumes(str(pod.metadata.uid))  # nothing runs that could read them
             return SyncResult(None, await self.views(pod, None), init_views=await self.views(pod, None, init=True),
                               ephemeral_views=await self.views(pod, None, ephemeral=True))
+        if not await self._set_up_volumes(pod):
+            pending = [_view(c.name, c.image or "", []) for c in pod.spec.containers]
+            for view in pending:
+                view.waiting_reason = "ContainerCreating"
+            return SyncResult(None, pending, MOUNT_RETRY, await self.views(pod, None, init=True),
+                              initialized=not pod.spec.init_containers)
         sandbox = await self._ensure_sandbox(pod)
         instances = await self.runtime.list_containers(pod_sandbox_id=sandbox.id)
         policy = pod.spec.restart_policy or "Always"
@@ -272,6 +272,25 @@ class PodSyncer:
                 await self.runtime.remove_container(stale.id)
         return SyncResult(await self.runtime.pod_sandbox_status(sandbox.id), views, retry, init_views,
                           ephemeral_views=ephemeral_views)
+
+    async def _set_up_volumes(self, pod: Pod) -> bool:
+        """Set up (or refresh) the pod's volumes; False while a volume of a pod that never ran is missing.
+
+        A pod that already has a ready sandbox keeps running on what its volumes last held,
+        as upstream: the failure is only reported, with a FailedMount event, and retried.
+        """
+        if self.volumes is None or not pod.spec.volumes:
+            return True
+        uid = str(pod.metadata.uid)
+        sandboxes = await self.sandboxes_of(uid)
+        ip = sandboxes[-1].ip if sandboxes else None
+        ctx = PayloadContext(self.objects, pod_ip=ip, host_ip=self.host_ip, allocatable=self.allocatable)
+        result = await self.volumes.set_up(pod, ctx)
+        self._mounted[uid] = {**self._mounted.get(uid, {}), **result.volumes}
+        for name, message in result.errors.items():
+            self.recorder.event(pod, EVENT_WARNING, "FailedMount",
+                                f'MountVolume.SetUp failed for volume "{name}" : {message}')
+        return not result.errors or any(sb.state == SandboxState.READY for sb in sandboxes)
 
     async def _sync_ephemeral_containers(self, pod: Pod, sandbox: PodSandbox
                                          ) -> tuple[list[ContainerView], float | None]:
@@ -369,11 +388,24 @@ class PodSyncer:
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Successfully pulled image "{image}"')
         else:
             self.recorder.event(pod, EVENT_NORMAL, "Pulled", f'Container image "{image}" already present on machine')
+        try:
+            env = await make_environment(pod, spec, await self._env_context(pod, sandbox))
+        except ContainerConfigError as e:
+            view.waiting_reason, view.waiting_message = "CreateContainerConfigError", str(e)
+            self.recorder.event(pod, EVENT_WARNING, "Failed", f"Error: {e}")
+            return CONFIG_RETRY
+        command, args = expand_command(spec, env)
+        try:
+            mounts = self.volumes.container_mounts(spec, self._mounted.get(str(pod.metadata.uid), {}), env) \
+                if self.volumes is not None else ()
+        except ContainerConfigError as e:
+            view.waiting_reason, view.waiting_message = "CreateContainerConfigError", str(e)
+            self.recorder.event(pod, EVENT_WARNING, "Failed", f"Error: {e}")
+            return CONFIG_RETRY
         attempt = view.current.attempt + 1 if view.current is not None else 0
         labels = {POD_UID_LABEL: str(pod.metadata.uid), POD_NAME_LABEL: str(pod.metadata.name),
                   POD_NAMESPACE_LABEL: str(pod.metadata.namespace), CONTAINER_NAME_LABEL: name}
-        config = ContainerConfig(name=name, image=image, command=tuple(spec.command or ()), args=tuple(spec.args or ()),
-                                 env=container_env(pod, spec, sandbox, self.host_ip),
+        config = ContainerConfig(name=name, image=image, command=command, args=args, env=env, mounts=mounts,
                                  working_dir=spec.working_dir or "", attempt=attempt, labels=labels,
                                  stdin=bool(spec.stdin), stdin_once=bool(spec.stdin_once), tty=bool(spec.tty),
                                  pid_target_id=target_id, **_resources(spec))
@@ -393,6 +425,18 @@ class PodSyncer:
             self.recorder.event(pod, EVENT_WARNING, "BackOff", f"Back-off restarting failed container {name} in pod "
                                                               f"{pod.metadata.name}_{pod.metadata.namespace}")
         return None
+
+    async def _env_context(self, pod: Pod, sandbox: PodSandbox) -> EnvContext:
+        """What resolving the pod's variables needs; ContainerConfigError when Services cannot be listed."""
+        def warn(reason: str, message: str) -> None:
+            self.recorder.event(pod, EVENT_WARNING, reason, message)
+        try:
+            services = await self.services.for_pod(str(pod.metadata.namespace),
+                                                   enable_service_links=pod.spec.enable_service_links is not False)
+        except ApiError as e:
+            raise ContainerConfigError(f"failed to list services: {e}") from e
+        return EnvContext(self.objects, pod_ip=sandbox.ip, host_ip=self.host_ip, allocatable=self.allocatable,
+                          warn=warn, service_env=services)
 
     async def views(self, pod: Pod, sandbox: PodSandbox | None, *, init: bool = False,
                     ephemeral: bool = False) -> list[ContainerView]:
@@ -418,6 +462,14 @@ class PodSyncer:
             self._image_failures.pop(key, None)
 
     async def remove(self, uid: str) -> None:
-        """Remove everything the runtime holds for the pod `uid` (an orphan, or a deleted pod)."""
+        """Remove everything the runtime holds for the pod `uid` (an orphan, or a deleted pod), then
+        its volumes and cached tokens."""
         for sb in await self.sandboxes_of(uid):
             await self.runtime.remove_pod_sandbox(sb.id)
+        self.objects.forget_pod(uid)
+        await self._tear_down_volumes(uid)
+
+    async def _tear_down_volumes(self, uid: str) -> None:
+        self._mounted.pop(uid, None)
+        if self.volumes is not None:
+            await self.volumes.tear_down(uid)

@@ -16,6 +16,7 @@ Ready, prints a summary and exits 0, or prints why not, stops the cluster and ex
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import ipaddress
 import logging
@@ -163,10 +164,11 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             pod_cidr = config.containerd_nodes()[i - 1].subnet if not config.containerd_socket else f"10.244.{i}.0/24"
         else:
             runtime_args, pod_cidr = (), f"10.244.{i}.0/24"
+        kubelet_root = config.data_dir / "kubelets" / node
         specs.append(python(
             f"kubelet-{node}", "kubelet",
             "--kubeconfig", str(config.kubeconfig_for(f"kubelet-{node}")), "--node-name", node,
-            "--runtime", config.runtime,
+            "--runtime", config.runtime, "--root-dir", str(kubelet_root),
             *(("--node-capacity", config.node_capacity) if config.runtime != "cri" else ()),
             "--pod-cidr", pod_cidr, *runtime_args,
             "--tls-cert-file", str(config.pki_dir / f"kubelet-{node}.crt"),
@@ -180,7 +182,22 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             "--cluster-dns", cluster_dns_ip(config), "--cluster-domain", CLUSTER_DOMAIN))
     specs += proxy_specs(config, python_env=env, tracing=tracing)
     specs.append(dns_spec(config, python_env=env, tracing=tracing))
+    if config.runtime == "cri":  # memory-backed volumes are tmpfs mounts a stopped kubelet leaves behind
+        specs = [dataclasses.replace(s, after_stop=functools.partial(unmount_under, config.data_dir / "kubelets"))
+                 if s.name.startswith("kubelet-") else s for s in specs]
     return specs
+
+
+def unmount_under(root: Path) -> None:
+    """Unmount every mount below `root`, deepest first (a stopped kubelet's tmpfs volumes)."""
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return
+    prefix = str(root.resolve()) + "/"
+    points = [line.split()[1] for line in lines if len(line.split()) > 1 and line.split()[1].startswith(prefix)]
+    for point in sorted(points, key=len, reverse=True):
+        subprocess.run(["umount", point], check=False, capture_output=True)
 
 
 def cluster_dns_ip(config: ClusterConfig) -> str:

@@ -17,6 +17,8 @@ from kube.api.core_v1 import *  # noqa: F403
 from kube.api.core_v1 import __all__ as _core
 from kube.api.core_v1_services import *  # noqa: F403
 from kube.api.core_v1_services import __all__ as _services
+from kube.api.core_v1_volumes import *  # noqa: F403
+from kube.api.core_v1_volumes import __all__ as _volumes
 from kube.api.core_v1_workloads import *  # noqa: F403
 from kube.api.core_v1_workloads import __all__ as _core_workloads
 from kube.api.discovery_v1 import *  # noqa: F403
@@ -30,4 +32,4 @@ from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, mode
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
            *_apps, *_apps_daemonset, *_coord, *_core, *_services, *_discovery, *_meta, *_statefulset,
-           *_core_workloads, *_policy, *_batch, *_cronjob]
+           *_core_workloads, *_policy, *_batch, *_cronjob, *_volumes]

@@ -11,6 +11,14 @@ from typing import ClassVar
 from pydantic import Field
 
 from kube.api.base import KubeModel, KubeObject
+from kube.api.core_v1_volumes import (
+    ConfigMapKeySelector,
+    EnvFromSource,
+    ResourceFieldSelector,
+    SecretKeySelector,
+    Volume,
+    VolumeMount,
+)
 from kube.api.meta import LabelSelector, ObjectMeta
 from kube.resources import ResourceInfo, resource_for_kind
 
@@ -183,6 +191,9 @@ class ObjectFieldSelector(KubeModel):
 
 class EnvVarSource(KubeModel):
     field_ref: ObjectFieldSelector | None = None
+    config_map_key_ref: ConfigMapKeySelector | None = None
+    secret_key_ref: SecretKeySelector | None = None
+    resource_field_ref: ResourceFieldSelector | None = None
 
 
 class EnvVar(KubeModel):
@@ -241,6 +252,8 @@ class Container(KubeModel):
     stdin: bool | None = None
     stdin_once: bool | None = None
     tty: bool | None = None
+    env_from: list[EnvFromSource] | None = None
+    volume_mounts: list[VolumeMount] | None = None
 
 
 class EphemeralContainer(Container):
@@ -352,6 +365,8 @@ class PodSpec(KubeModel):
     subdomain: str | None = None
     dns_policy: str | None = None
     dns_config: PodDNSConfig | None = None
+    volumes: list[Volume] | None = None
+    enable_service_links: bool | None = None
 
 
 class PodTemplateSpec(KubeModel):

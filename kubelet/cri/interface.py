@@ -25,7 +25,7 @@ from typing import Protocol
 
 __all__ = [
     "POD_UID_LABEL", "POD_NAME_LABEL", "POD_NAMESPACE_LABEL", "CONTAINER_NAME_LABEL",
-    "ContainerState", "SandboxState", "DNSConfig", "PodSandboxConfig", "PortMappingSpec", "ContainerConfig",
+    "ContainerState", "SandboxState", "DNSConfig", "Mount", "PodSandboxConfig", "PortMappingSpec", "ContainerConfig",
     "PodSandbox",
     "ContainerInfo", "ImageInfo", "RuntimeVersion", "RuntimeService", "CRIError", "NotFoundError", "ImagePullError",
 ]
@@ -102,6 +102,15 @@ class PodSandboxConfig:
 
 
 @dataclass(frozen=True)
+class Mount:
+    """A node path bind-mounted into the container (CRI Mount): a volume, or a subPath of one."""
+
+    container_path: str
+    host_path: str
+    readonly: bool = False
+
+
+@dataclass(frozen=True)
 class ContainerConfig:
     """What `create_container` needs; `attempt` counts restarts of this container name."""
 
@@ -126,6 +135,7 @@ class ContainerConfig:
     pid_target_id: str = ""
     """Join this container's process namespace (CRI NamespaceMode TARGET), as an ephemeral
     container with a targetContainerName does; the target must be running."""
+    mounts: tuple[Mount, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,8 @@ class RemoteRuntime:
                 metadata=pb.ContainerMetadata(name=config.name, attempt=config.attempt),
                 image=pb.ImageSpec(image=config.image), command=list(config.command), args=list(config.args),
                 working_dir=config.working_dir, envs=[pb.KeyValue(key=k, value=v) for k, v in config.env.items()],
+                mounts=[pb.Mount(container_path=m.container_path, host_path=m.host_path, readonly=m.readonly)
+                        for m in config.mounts],
                 labels=dict(config.labels), annotations=dict(config.annotations),
                 log_path=f"{config.name}/{config.attempt}.log", stdin=config.stdin, stdin_once=config.stdin_once,
                 tty=config.tty, linux=pb.LinuxContainerConfig(

@@ -20,7 +20,8 @@ Behaviour, all driven by the injected `Clock` so tests can advance time:
 - each container keeps log lines (`container_logs`): `started <name> with image <image>`,
   then whatever its script `echo`es or `cat`s, for the pods/log feature; the files it can
   `cat` are its sandbox's /etc/resolv.conf (rendered from the sandbox's DNS config as
-  containerd writes it) and /etc/hostname;
+  containerd writes it), /etc/hostname, and the files under its mounts (volumes the kubelet
+  prepared on disk, read when asked: `kubelet.cri._mounted_files`);
 - a container created with `pid_target_id` (an ephemeral container with a target) needs that
   container running in the same sandbox, as containerd does to join its pid namespace.
 Everything lives in memory: a new instance (a restarted kubelet) starts empty.
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kube.clock import Clock, RealClock
+from kubelet.cri._mounted_files import MountedFiles
 from kubelet.cri._script import Program, interpret
 from kubelet.cri.interface import (
     ContainerConfig,
@@ -226,7 +228,8 @@ class SimulatedRuntime:
                     self._state(target)[0] != ContainerState.RUNNING:
                 raise CRIError(f"target container {config.pid_target_id} is not running in sandbox {pod_sandbox_id}")
         ref = normalize_image(config.image)
-        program = interpret(config.command, config.args, files=sandbox_files(sandbox.config))
+        program = interpret(config.command, config.args, files=MountedFiles(sandbox_files(sandbox.config),
+                                                                            config.mounts))
         if ref in self.exit_codes:
             program = Program(program.output, 0.0, self.exit_codes[ref])
         container = _Container(secrets.token_hex(32), pod_sandbox_id, config, image, program, self._now(),
@@ -339,6 +342,11 @@ class SimulatedRuntime:
     def container_config(self, container_id: str) -> ContainerConfig:
         """The config the container was created with (its env for exec); NotFoundError when gone."""
         return self._container(container_id).config
+
+    def container_files(self, container_id: str) -> MountedFiles:
+        """What the container can `cat`: its sandbox's files and its mounts'; NotFoundError when gone."""
+        c = self._container(container_id)
+        return MountedFiles(sandbox_files(self._sandbox(c.sandbox_id).config), c.config.mounts)
 
     def container_state(self, container_id: str) -> ContainerState:
         return self._state(self._container(container_id))[0]

@@ -15,9 +15,9 @@ words may be quoted; `$NAME` and `${NAME}` expand from the container's environme
 | command | does |
 |---|---|
 | `echo [-n] WORDS` | prints WORDS |
-| `cat [FILE...]` | copies stdin to stdout (`-` or no FILE); `/etc/hostname` is the pod's name |
+| `cat [FILE...]` | copies stdin to stdout (`-` or no FILE); `/etc/hostname` is the pod's name; mounted files |
 | `env`, `printenv [NAME]` | the container's environment (its `env`, `HOSTNAME`, `PATH`, `HOME`) |
-| `hostname`, `pwd`, `whoami`, `id`, `uname [-a]`, `ls [DIR]` | fixed, busybox-like answers |
+| `hostname`, `pwd`, `whoami`, `id`, `uname [-a]`, `ls [DIR]` | fixed, busybox-like answers (`ls` of a mount lists it) |
 | `true`, `:`, `false`, `exit [N]`, `sleep SECONDS` | as in sh |
 
 Anything else exits 127 with `sh: NAME: not found` on stderr; run without a shell, an
@@ -63,6 +63,10 @@ class Shell:
     io: ProcessIO
     hostname: str
     env: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, str] = field(default_factory=dict)
+    """What `cat` can read besides /etc/hostname: the container's mounted files."""
+    list_dir: Callable[[str], list[str] | None] | None = None
+    """What `ls` shows of a mounted directory (None: not one)."""
 
     def __post_init__(self) -> None:
         self.environ = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -177,6 +181,10 @@ class Shell:
     async def fixed(self, name: str, args: list[str], out: Callable[[str], Awaitable[None]]) -> int:
         if name == "ls":
             path = (args[-1] if args and not args[-1].startswith("-") else "/").rstrip("/") or "/"
+            listed = self.list_dir(path) if self.list_dir is not None else None
+            if listed is not None:
+                await out("".join(f"{name}\n" for name in listed))
+                return 0
             if path not in _LS:
                 await self.write_err(f"ls: {path}: No such file or directory\n")
                 return 1
@@ -196,6 +204,8 @@ class Shell:
                     await (self.io.stderr if to_stderr else self.io.stdout)(chunk)
             elif f == "/etc/hostname":
                 await out(self.hostname + "\n")
+            elif f in self.files:
+                await out(self.files[f])
             else:
                 await self.write_err(f"cat: can't open '{f}': No such file or directory\n")
                 status = 1

@@ -52,7 +52,9 @@ class SimulatedStreamingRuntime:
             config = self.runtime.container_config(target.container_id)
         except NotFoundError:
             raise ExecError(f'container "{target.container}" is gone') from None
-        shell = Shell(io, hostname=self.runtime.sandbox_hostname(target.sandbox_id) or target.pod, env=config.env)
+        files = self.runtime.container_files(target.container_id)
+        shell = Shell(io, hostname=self.runtime.sandbox_hostname(target.sandbox_id) or target.pod, env=config.env,
+                      files=files, list_dir=files.list_dir)
         return await shell.run(command)
 
     async def attach(self, target: StreamTarget, io: ProcessIO) -> int:

@@ -69,7 +69,8 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         sys.executable, "-m", "scheduler", "--kubeconfig", f"{tmp_path}/scheduler.kubeconfig", *TRACING)
     assert specs["kubelet-node-2"].argv == (
         sys.executable, "-m", "kubelet", "--kubeconfig", f"{tmp_path}/kubelet-node-2.kubeconfig",
-        "--node-name", "node-2", "--runtime", "simulated", "--node-capacity", "cpu=2,memory=4Gi,pods=20",
+        "--node-name", "node-2", "--runtime", "simulated", "--root-dir", f"{tmp_path}/kubelets/node-2",
+        "--node-capacity", "cpu=2,memory=4Gi,pods=20",
         "--pod-cidr", "10.244.2.0/24", "--tls-cert-file", f"{tmp_path}/pki/kubelet-node-2.crt",
         "--tls-private-key-file", f"{tmp_path}/pki/kubelet-node-2.key", "--client-ca-file", f"{tmp_path}/pki/ca.crt",
         *TRACING, "--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local")

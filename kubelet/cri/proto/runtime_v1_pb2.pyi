@@ -25,6 +25,12 @@ class PodSandboxState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SANDBOX_READY: _ClassVar[PodSandboxState]
     SANDBOX_NOTREADY: _ClassVar[PodSandboxState]
 
+class MountPropagation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PROPAGATION_PRIVATE: _ClassVar[MountPropagation]
+    PROPAGATION_HOST_TO_CONTAINER: _ClassVar[MountPropagation]
+    PROPAGATION_BIDIRECTIONAL: _ClassVar[MountPropagation]
+
 class ContainerState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CONTAINER_CREATED: _ClassVar[ContainerState]
@@ -40,6 +46,9 @@ NODE: NamespaceMode
 TARGET: NamespaceMode
 SANDBOX_READY: PodSandboxState
 SANDBOX_NOTREADY: PodSandboxState
+PROPAGATION_PRIVATE: MountPropagation
+PROPAGATION_HOST_TO_CONTAINER: MountPropagation
+PROPAGATION_BIDIRECTIONAL: MountPropagation
 CONTAINER_CREATED: ContainerState
 CONTAINER_RUNNING: ContainerState
 CONTAINER_EXITED: ContainerState
@@ -322,6 +331,20 @@ class KeyValue(_message.Message):
     value: str
     def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
+class Mount(_message.Message):
+    __slots__ = ("container_path", "host_path", "readonly", "selinux_relabel", "propagation")
+    CONTAINER_PATH_FIELD_NUMBER: _ClassVar[int]
+    HOST_PATH_FIELD_NUMBER: _ClassVar[int]
+    READONLY_FIELD_NUMBER: _ClassVar[int]
+    SELINUX_RELABEL_FIELD_NUMBER: _ClassVar[int]
+    PROPAGATION_FIELD_NUMBER: _ClassVar[int]
+    container_path: str
+    host_path: str
+    readonly: bool
+    selinux_relabel: bool
+    propagation: MountPropagation
+    def __init__(self, container_path: _Optional[str] = ..., host_path: _Optional[str] = ..., readonly: _Optional[bool] = ..., selinux_relabel: _Optional[bool] = ..., propagation: _Optional[_Union[MountPropagation, str]] = ...) -> None: ...
+
 class LinuxContainerResources(_message.Message):
     __slots__ = ("cpu_period", "cpu_quota", "cpu_shares", "memory_limit_in_bytes", "oom_score_adj")
     CPU_PERIOD_FIELD_NUMBER: _ClassVar[int]
@@ -359,7 +382,7 @@ class ContainerMetadata(_message.Message):
     def __init__(self, name: _Optional[str] = ..., attempt: _Optional[int] = ...) -> None: ...
 
 class ContainerConfig(_message.Message):
-    __slots__ = ("metadata", "image", "command", "args", "working_dir", "envs", "labels", "annotations", "log_path", "stdin", "stdin_once", "tty", "linux")
+    __slots__ = ("metadata", "image", "command", "args", "working_dir", "envs", "mounts", "labels", "annotations", "log_path", "stdin", "stdin_once", "tty", "linux")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -380,6 +403,7 @@ class ContainerConfig(_message.Message):
     ARGS_FIELD_NUMBER: _ClassVar[int]
     WORKING_DIR_FIELD_NUMBER: _ClassVar[int]
     ENVS_FIELD_NUMBER: _ClassVar[int]
+    MOUNTS_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
     ANNOTATIONS_FIELD_NUMBER: _ClassVar[int]
     LOG_PATH_FIELD_NUMBER: _ClassVar[int]
@@ -393,6 +417,7 @@ class ContainerConfig(_message.Message):
     args: _containers.RepeatedScalarFieldContainer[str]
     working_dir: str
     envs: _containers.RepeatedCompositeFieldContainer[KeyValue]
+    mounts: _containers.RepeatedCompositeFieldContainer[Mount]
     labels: _containers.ScalarMap[str, str]
     annotations: _containers.ScalarMap[str, str]
     log_path: str
@@ -400,7 +425,7 @@ class ContainerConfig(_message.Message):
     stdin_once: bool
     tty: bool
     linux: LinuxContainerConfig
-    def __init__(self, metadata: _Optional[_Union[ContainerMetadata, _Mapping]] = ..., image: _Optional[_Union[ImageSpec, _Mapping]] = ..., command: _Optional[_Iterable[str]] = ..., args: _Optional[_Iterable[str]] = ..., working_dir: _Optional[str] = ..., envs: _Optional[_Iterable[_Union[KeyValue, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., log_path: _Optional[str] = ..., stdin: _Optional[bool] = ..., stdin_once: _Optional[bool] = ..., tty: _Optional[bool] = ..., linux: _Optional[_Union[LinuxContainerConfig, _Mapping]] = ...) -> None: ...
+    def __init__(self, metadata: _Optional[_Union[ContainerMetadata, _Mapping]] = ..., image: _Optional[_Union[ImageSpec, _Mapping]] = ..., command: _Optional[_Iterable[str]] = ..., args: _Optional[_Iterable[str]] = ..., working_dir: _Optional[str] = ..., envs: _Optional[_Iterable[_Union[KeyValue, _Mapping]]] = ..., mounts: _Optional[_Iterable[_Union[Mount, _Mapping]]] = ..., labels: _Optional[_Mapping[str, str]] = ..., annotations: _Optional[_Mapping[str, str]] = ..., log_path: _Optional[str] = ..., stdin: _Optional[bool] = ..., stdin_once: _Optional[bool] = ..., tty: _Optional[bool] = ..., linux: _Optional[_Union[LinuxContainerConfig, _Mapping]] = ...) -> None: ...
 
 class CreateContainerRequest(_message.Message):
     __slots__ = ("pod_sandbox_id", "config", "sandbox_config")
