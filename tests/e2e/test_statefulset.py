@@ -91,12 +91,12 @@ def test_statefulset_rollout_with_kubectl_and_pkctl(cluster: Cluster, ns: str) -
     stamps = cluster.kubectl_ok("get", "-n", ns, "pods", "-l", "app=web", "-o",
                                 "jsonpath={.items[*].metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}")
     assert len(stamps.split()) == 3 and len(set(stamps.split())) == 1, stamps
-    history = cluster.pkctl("rollout", "history", "-n", ns, "sts/web")
-    assert history.returncode == 0, history.stderr
-    assert history.stdout.splitlines()[0] == "statefulset.apps/web "
-    assert [line.split()[0] for line in history.stdout.splitlines()[2:] if line.strip()] == ["2", "3", "4"]
-    undone = cluster.pkctl("rollout", "undo", "-n", ns, "sts/web")
-    assert undone.returncode == 0 and undone.stdout == "statefulset.apps/web rolled back\n", undone.stderr
+    pk_history = cluster.pkctl("rollout", "history", "-n", ns, "sts/web")
+    assert pk_history.returncode == 0, pk_history.stderr
+    assert pk_history.stdout.splitlines()[0] == "statefulset.apps/web "
+    assert [line.split()[0] for line in pk_history.stdout.splitlines()[2:] if line.strip()] == ["2", "3", "4"]
+    pk_undone = cluster.pkctl("rollout", "undo", "-n", ns, "sts/web")
+    assert pk_undone.returncode == 0 and pk_undone.stdout == "statefulset.apps/web rolled back\n", pk_undone.stderr
     rolled = cluster.pkctl("rollout", "status", "-n", ns, "sts/web", "--timeout", "120s")
     assert rolled.returncode == 0, rolled.stderr
     stamps = cluster.kubectl_ok("get", "-n", ns, "pods", "-l", "app=web", "-o",
