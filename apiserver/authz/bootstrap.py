@@ -164,6 +164,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["", "policy"], "resources": ["pods/eviction"], "verbs": ["create"]},
             # The disruption controller writes budgets' status.
             {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets/status"], "verbs": ["update"]},
+            # persistentvolume-binder, the local-path provisioner and the protection controllers.
+            {"apiGroups": [""], "resources": ["persistentvolumes", "persistentvolumes/status", "persistentvolumeclaims",
+                                              "persistentvolumeclaims/status"], "verbs": _ALL},
         ]),
         _cluster_role("system:kube-scheduler", [
             {"apiGroups": ["", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io"], "resources": ["*"],
@@ -171,6 +174,9 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": [""], "resources": ["pods/binding", "bindings"], "verbs": ["create"]},
             {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]},
+            # Volume binding (upstream's system:volume-scheduler): the selected node goes on the claim.
+            {"apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"],
+             "verbs": ["update", "patch"]},
             {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
              "verbs": ["create", "get", "update", "patch", "list", "watch"]},
