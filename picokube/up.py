@@ -143,7 +143,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         specs.append(python(
             "controller-manager" if n == 1 else f"controller-manager-{n}", "controllers",
             "--kubeconfig", str(config.kubeconfig_for("controller-manager")),
-            "--root-ca-file", str(pki.ca_cert), *tracing,
+            "--root-ca-file", str(pki.ca_cert), "--default-storage-class", "standard", *tracing,
             # Nodes are checked four times per grace period, at most every 5 s as upstream.
             *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
               if grace is not None else ())))

@@ -138,10 +138,10 @@ def validate_persistent_volume_claim_update(new: Obj, old: Obj) -> list[FieldErr
     """ValidatePersistentVolumeClaimUpdate: only binding (`volumeName` once) and growth of a bound claim."""
     errs = validate_persistent_volume_claim(new)
     new_spec, old_spec = dict(_dict(new.get("spec"))), dict(_dict(old.get("spec")))
-    if not old_spec.get("volumeName"):
-        old_spec["volumeName"] = new_spec.get("volumeName")  # binding sets it once
-    if old_spec.get("storageClassName") is None:
-        old_spec["storageClassName"] = new_spec.get("storageClassName")  # a default class set retroactively
+    if not old_spec.get("volumeName") and "volumeName" in new_spec:
+        old_spec["volumeName"] = new_spec["volumeName"]  # binding sets it once
+    if old_spec.get("storageClassName") is None and "storageClassName" in new_spec:
+        old_spec["storageClassName"] = new_spec["storageClassName"]  # a default class set retroactively
     new_size = _quantity(_dict(_dict(new_spec.get("resources")).get("requests")).get("storage"))
     old_size = _quantity(_dict(_dict(old_spec.get("resources")).get("requests")).get("storage"))
     bound = _dict(old.get("status")).get("phase") == "Bound"

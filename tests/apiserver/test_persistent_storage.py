@@ -213,3 +213,11 @@ def test_storage_class_table_marks_the_default() -> None:
         "Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"]
     assert table["rows"][0]["cells"] == ["standard (default)", "example.com/disk", "Delete", "WaitForFirstConsumer",
                                          False, "5m"]
+
+
+def test_claim_metadata_may_change(c: httpx.Client, ns: str) -> None:
+    base = f"/api/v1/namespaces/{ns}/persistentvolumeclaims"
+    assert c.post(base, json=pvc("annotated", storageClassName="x")).status_code == 201
+    resp = c.patch(f"{base}/annotated", json={"metadata": {"annotations": {"volume.kubernetes.io/selected-node": "n"}}},
+                   headers={"Content-Type": "application/merge-patch+json"})
+    assert resp.status_code == 200, resp.text
