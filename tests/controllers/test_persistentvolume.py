@@ -161,7 +161,8 @@ async def test_wait_for_first_consumer_claim_is_provisioned_on_the_selected_node
 async def test_node_without_volume_dir_fails_provisioning(storage: Storage) -> None:
     cls, node = f"local-{_id()}", f"bare-{_id()}"
     await storage.client.create(StorageClass.model_validate({
-        "metadata": {"name": cls}, "provisioner": "picokube.io/local-path", "volumeBindingMode": "WaitForFirstConsumer"}))
+        "metadata": {"name": cls}, "provisioner": "picokube.io/local-path",
+        "volumeBindingMode": "WaitForFirstConsumer"}))
     await storage.client.create(Node.model_validate({"metadata": {"name": node}}))
     await storage.claim("nowhere", cls)
     await storage.client.patch(PersistentVolumeClaim, "nowhere", {"metadata": {"annotations": {
