@@ -177,7 +177,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
               if config.node_status_update_frequency is not None else ()),
             *(("--max-container-restart-period", str(config.max_container_restart_period))
               if config.max_container_restart_period is not None else ()),
-            "--cluster-dns", cluster_dns_ip(config), "--cluster-domain", CLUSTER_DOMAIN))
+            "--cluster-dns", cluster_dns_ip(config), "--cluster-domain", CLUSTER_DOMAIN,
+            "--local-volume-dir", str(config.data_dir / "nodes" / node / "volumes")))
     specs += proxy_specs(config, python_env=env, tracing=tracing)
     specs.append(dns_spec(config, python_env=env, tracing=tracing))
     return specs
