@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kube.api import Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
+from kube.api import Event, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, StorageClass
 from kube.client import RESTClient
 from kube.errors import NotFound
 from kube.testing.apiserver import ApiServerHarness
@@ -200,3 +200,40 @@ async def test_claim_in_use_is_deleted_only_after_its_pod(storage: Storage) -> N
     await storage.client.delete(PersistentVolume, name)
     await eventually(lambda: storage.gone(PersistentVolume, name), timeout=20,
                      message="a released volume's protection finalizer removed")
+
+
+async def test_statefulset_creates_a_claim_per_template_and_ordinal(storage: Storage) -> None:
+    template = {"metadata": {"name": "data", "labels": {"tier": "db"}}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "storageClassName": "", "resources": {"requests": {"storage": "1Gi"}}}}
+    for name, policy in (("web", None), ("tmp", {"whenDeleted": "Delete", "whenScaled": "Retain"})):
+        spec: dict[str, Any] = {
+            "replicas": 2, "podManagementPolicy": "Parallel", "serviceName": name,
+            "selector": {"matchLabels": {"app": name}}, "volumeClaimTemplates": [template],
+            "template": {"metadata": {"labels": {"app": name}},
+                         "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}
+        if policy:
+            spec["persistentVolumeClaimRetentionPolicy"] = policy
+        await storage.client.create_raw(StatefulSet.info, {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                                           "metadata": {"name": name, "namespace": storage.namespace},
+                                                           "spec": spec}, storage.namespace)
+
+    async def claims() -> dict[str, PersistentVolumeClaim] | None:
+        found = {str(c.metadata.name): c for c in (await storage.client.list(PersistentVolumeClaim,
+                                                                             storage.namespace)).items}
+        wanted = {"data-web-0", "data-web-1", "data-tmp-0", "data-tmp-1"}
+        return found if wanted <= set(found) else None
+    found = await eventually(claims, timeout=30, message="a claim per template and ordinal")
+    assert found["data-web-0"].metadata.labels == {"tier": "db", "app": "web"}
+    assert found["data-web-0"].metadata.owner_references is None  # Retain: the claim outlives the set
+    refs = found["data-tmp-1"].metadata.owner_references or []
+    assert [(r.kind, r.name, r.controller) for r in refs] == [("StatefulSet", "tmp", None)]
+
+    async def pod_volumes() -> list[Any] | None:
+        try:
+            pod = await storage.client.get(Pod, "web-1", storage.namespace)
+        except NotFound:
+            return None
+        volumes: list[Any] = pod.to_dict()["spec"].get("volumes") or []
+        return volumes
+    volumes = await eventually(pod_volumes, timeout=30, message="the pod web-1")
+    assert {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}} in volumes
