@@ -167,6 +167,8 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             # persistentvolume-binder, the local-path provisioner and the protection controllers.
             {"apiGroups": [""], "resources": ["persistentvolumes", "persistentvolumes/status", "persistentvolumeclaims",
                                               "persistentvolumeclaims/status"], "verbs": _ALL},
+            # The default StorageClass its --default-storage-class names (upstream's addon manager creates it).
+            {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["create"]},
         ]),
         _cluster_role("system:kube-scheduler", [
             {"apiGroups": ["", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io"], "resources": ["*"],

@@ -45,7 +45,7 @@ from kube.api import (
 )
 from kube.cache import EventHandler
 from kube.controller import Request, Result, run_workers
-from kube.errors import AlreadyExists, NotFound
+from kube.errors import AlreadyExists, ApiError, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
 from kube.workqueue import WorkQueue
 
@@ -99,7 +99,7 @@ class PersistentVolumeController:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(self.recorder.run())
                 if self.default_class:
-                    await self._ensure_default_class(self.default_class)
+                    tg.create_task(self._ensure_default_class(self.default_class))
                 tg.create_task(run_workers("persistentvolume-binder-claims", self.claim_queue, self.sync_claim, 5,
                                            actor="persistentvolume-binder-controller", kind="PersistentVolumeClaim"))
                 tg.create_task(run_workers("persistentvolume-binder-volumes", self.volume_queue, self.sync_volume, 5,
@@ -116,11 +116,19 @@ class PersistentVolumeController:
             metadata=ObjectMeta(name=name, annotations={ANN_DEFAULT_STORAGE_CLASS: "true"}),
             provisioner=LOCAL_PATH_PROVISIONER, reclaim_policy="Delete",
             volume_binding_mode=BINDING_WAIT_FOR_FIRST_CONSUMER)
-        try:
-            await self.client.create(storage_class)
-            logger.info("Created the default StorageClass", extra={"storage_class": name})
-        except AlreadyExists:
-            pass
+        if self.classes.store.get_by_name(None, name) is not None:
+            return
+        while True:
+            try:
+                await self.client.create(storage_class)
+                logger.info("Created the default StorageClass", extra={"storage_class": name})
+                return
+            except AlreadyExists:
+                return
+            except ApiError as e:  # a loop boundary: retried, never fatal to the controller
+                logger.warning("Creating the default StorageClass failed, will retry",
+                               extra={"storage_class": name, "error": str(e)})
+                await asyncio.sleep(_RETRY_SECONDS)
 
     # --- claims -------------------------------------------------------------------------
     async def sync_claim(self, req: Request) -> Result | None:
