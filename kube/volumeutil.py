@@ -1,8 +1,10 @@
-"""What a pod asks of storage: the claims its volumes name.
+"""What a pod asks of storage (the claims its volumes name), and picokube's local-path names.
 
-Shared by the PVC protection controller, the PV binder's helpers and the scheduler's volume
-binding, so all of them read a pod's `spec.volumes[*].persistentVolumeClaim.claimName` the
-same way, whether the volumes are typed models or kept as wire dicts.
+Shared by the PVC protection controller, the PV binder, the scheduler's volume binding and
+the kubelet, so all of them read a pod's `spec.volumes[*].persistentVolumeClaim.claimName`
+the same way (whether the volumes are typed models or kept as wire dicts) and agree on the
+local-path provisioner's name and the Node annotation through which a kubelet publishes
+where its local volumes live.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from typing import Any
 from kube.api import Pod
 from kube.api.base import KubeModel
 
-__all__ = ["pod_claim_names", "pod_volumes"]
+__all__ = ["LOCAL_PATH_PROVISIONER", "LOCAL_VOLUME_DIR_ANNOTATION", "pod_claim_names", "pod_volumes"]
+
+LOCAL_PATH_PROVISIONER = "picokube.io/local-path"
+LOCAL_VOLUME_DIR_ANNOTATION = "picokube.io/local-volume-dir"
 
 
 def pod_volumes(pod: Pod) -> list[dict[str, Any]]:

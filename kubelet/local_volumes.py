@@ -27,12 +27,12 @@ from pathlib import Path
 from kube.api import Node, PersistentVolume
 from kube.client import RESTClient
 from kube.errors import ApiError, NotFound
+from kube.volumeutil import LOCAL_VOLUME_DIR_ANNOTATION
 
 __all__ = ["LOCAL_VOLUME_DIR_ANNOTATION", "LocalVolumeManager", "ensure_volume_dir", "volume_host_path"]
 
 logger = logging.getLogger(__name__)
 
-LOCAL_VOLUME_DIR_ANNOTATION = "picokube.io/local-volume-dir"
 _PREFIX = "pvc-"
 
 

@@ -65,9 +65,9 @@ class Scheduler:
         self.pod_informer = self.factory.informer_for(Pod)
         self.node_informer = self.factory.informer_for(Node)
         self.cache = SchedulerCache()
-        self.volume_lister = VolumeLister(self.factory.informer_for(PersistentVolumeClaim),
-                                          self.factory.informer_for(PersistentVolume),
-                                          self.factory.informer_for(StorageClass))
+        claims, volumes = self.factory.informer_for(PersistentVolumeClaim), self.factory.informer_for(PersistentVolume)
+        classes = self.factory.informer_for(StorageClass)
+        self.volume_lister = VolumeLister(claims.store, volumes.store, classes.store)
         self.volume_binder = VolumeBinder(client, self.volume_lister)
         if volume_binding.NAME in registry:
             registry = {**registry, volume_binding.NAME: functools.partial(volume_binding.new,
@@ -85,9 +85,9 @@ class Scheduler:
             on_add=handlers.on_pod_add, on_update=handlers.on_pod_update, on_delete=handlers.on_pod_delete))
         self.node_informer.add_event_handler(EventHandler(
             on_add=handlers.on_node_add, on_update=handlers.on_node_update, on_delete=handlers.on_node_delete))
-        self._retry_unschedulable_on(self.volume_lister.claims, "PersistentVolumeClaimChange")
-        self._retry_unschedulable_on(self.volume_lister.volumes, "PersistentVolumeChange")
-        self._retry_unschedulable_on(self.volume_lister.classes, "StorageClassChange")
+        self._retry_unschedulable_on(claims, "PersistentVolumeClaimChange")
+        self._retry_unschedulable_on(volumes, "PersistentVolumeChange")
+        self._retry_unschedulable_on(classes, "StorageClassChange")
         self._tasks: asyncio.TaskGroup | None = None
         self._bind_slots = asyncio.Semaphore(config.parallel_binds)
         self._status_slots = asyncio.Semaphore(config.parallel_status_updates)

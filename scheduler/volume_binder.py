@@ -25,7 +25,7 @@ from kube.api import (
     Pod,
     StorageClass,
 )
-from kube.cache import SharedInformer
+from kube.cache import Store
 from kube.client import RESTClient
 from kube.volumeutil import pod_claim_names
 
@@ -41,18 +41,21 @@ class VolumeBindingError(Exception):
 class VolumeLister:
     """Read-only lookups on the claim, volume and class caches; safe to call from any task."""
 
-    def __init__(self, claims: SharedInformer[PersistentVolumeClaim], volumes: SharedInformer[PersistentVolume],
-                 classes: SharedInformer[StorageClass]) -> None:
+    def __init__(self, claims: Store[PersistentVolumeClaim], volumes: Store[PersistentVolume],
+                 classes: Store[StorageClass]) -> None:
         self.claims, self.volumes, self.classes = claims, volumes, classes
 
     def claim(self, namespace: str | None, name: str) -> PersistentVolumeClaim | None:
-        return self.claims.store.get_by_name(namespace, name)
+        return self.claims.get_by_name(namespace, name)
 
     def volume(self, name: str) -> PersistentVolume | None:
-        return self.volumes.store.get_by_name(None, name)
+        return self.volumes.get_by_name(None, name)
+
+    def list_volumes(self) -> list[PersistentVolume]:
+        return self.volumes.list()
 
     def storage_class(self, name: str | None) -> StorageClass | None:
-        return self.classes.store.get_by_name(None, name) if name else None
+        return self.classes.get_by_name(None, name) if name else None
 
     def delays_binding(self, claim: PersistentVolumeClaim) -> bool:
         """The claim is unbound and its class binds only once a pod using it is scheduled."""

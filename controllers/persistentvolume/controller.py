@@ -30,7 +30,6 @@ from controllers.persistentvolume.local_path import (
     ProvisioningError,
     local_path_volume,
 )
-from controllers.persistentvolume.matching import claim_ref_matches, find_matching_volume
 from kube.api import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
@@ -47,6 +46,7 @@ from kube.cache import EventHandler
 from kube.controller import Request, Result, run_workers
 from kube.errors import AlreadyExists, ApiError, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
+from kube.volume_matching import claim_ref_matches, find_matching_volume
 from kube.workqueue import WorkQueue
 
 __all__ = ["PersistentVolumeController"]
@@ -152,7 +152,10 @@ class PersistentVolumeController:
             self.recorder.event(claim, EVENT_NORMAL, "WaitForFirstConsumer",
                                 "waiting for first consumer to be created before binding")
             return None
-        volume = find_matching_volume(claim, self.volumes.store.list())
+        node = self.nodes.store.get_by_name(None, selected) if selected else None
+        # A selected node the cache does not know matches no volume (provisioning reports it).
+        volume = None if selected and node is None else find_matching_volume(
+            claim, self.volumes.store.list(), node=node)
         if volume is not None:
             await self._bind(volume, claim)
             return None

@@ -32,12 +32,11 @@ from kube.api import (
     StorageClass,
     VolumeNodeAffinity,
 )
+from kube.volumeutil import LOCAL_PATH_PROVISIONER, LOCAL_VOLUME_DIR_ANNOTATION
 
 __all__ = ["LOCAL_PATH_PROVISIONER", "LOCAL_VOLUME_DIR_ANNOTATION", "HOSTNAME_LABEL", "ProvisioningError",
            "provisioned_volume_name", "local_path_volume"]
 
-LOCAL_PATH_PROVISIONER = "picokube.io/local-path"
-LOCAL_VOLUME_DIR_ANNOTATION = "picokube.io/local-volume-dir"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 

@@ -8,8 +8,10 @@ scheduler's `VolumeBinder`), with upstream's reasons:
   PersistentVolumeClaims`); a pod without claims is skipped;
 - Filter: each bound volume's required node affinity must match the node (`node(s) had
   volume node affinity conflict`); a WaitForFirstConsumer claim of the local-path provisioner
-  needs a node that keeps local volumes (`node(s) didn't find available persistent volumes
-  to bind`); other WaitForFirstConsumer claims fit any node.
+  needs a node that keeps local volumes, one of a class without a provisioner
+  (`kubernetes.io/no-provisioner`) a node that one of the matching volumes admits (both
+  `node(s) didn't find available persistent volumes to bind`); other WaitForFirstConsumer
+  claims fit any node.
 Without a lister (a framework built without the scheduler's caches) the plugin passes every pod.
 """
 
@@ -20,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube.api import PersistentVolume, PersistentVolumeClaim, Pod
-from kube.volumeutil import pod_claim_names
+from kube.volume_matching import find_matching_volume
+from kube.volumeutil import LOCAL_PATH_PROVISIONER, LOCAL_VOLUME_DIR_ANNOTATION, pod_claim_names
 from scheduler.cache import NodeInfo
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import Status
@@ -33,15 +36,15 @@ NAME = "VolumeBinding"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 ERR_NODE_CONFLICT = "node(s) had volume node affinity conflict"
 ERR_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
 _STATE_KEY = "PreFilter" + NAME
-_LOCAL_PATH = "picokube.io/local-path"
-_LOCAL_VOLUME_DIR = "picokube.io/local-volume-dir"
 
 
 @dataclass(frozen=True)
 class _PodVolumes:
     bound: tuple[PersistentVolume, ...]
-    delayed: tuple[PersistentVolumeClaim, ...]
+    static: tuple[PersistentVolumeClaim, ...]
+    """Delayed claims of a class without a provisioner: they need an existing volume on the node."""
     local_path: bool
     """Some delayed claim is provisioned by the local-path provisioner."""
 
@@ -57,7 +60,7 @@ class VolumeBinding:
         if self.lister is None or not names:
             return Status.skip()
         bound: list[PersistentVolume] = []
-        delayed: list[PersistentVolumeClaim] = []
+        static: list[PersistentVolumeClaim] = []
         local_path = False
         for name in names:
             claim = self.lister.claim(pod.metadata.namespace, name)
@@ -72,12 +75,15 @@ class VolumeBinding:
                                                plugin=NAME)
                 bound.append(volume)
             elif self.lister.delays_binding(claim):
-                delayed.append(claim)
                 storage_class = self.lister.storage_class(claim.spec.storage_class_name)
-                local_path = local_path or (storage_class is not None and storage_class.provisioner == _LOCAL_PATH)
+                provisioner = storage_class.provisioner if storage_class is not None else ""
+                if provisioner == NO_PROVISIONER:
+                    static.append(claim)
+                else:
+                    local_path = local_path or provisioner == LOCAL_PATH_PROVISIONER
             else:
                 return Status.unresolvable(ERR_UNBOUND_IMMEDIATE, plugin=NAME)
-        state.write(_STATE_KEY, _PodVolumes(tuple(bound), tuple(delayed), local_path))
+        state.write(_STATE_KEY, _PodVolumes(tuple(bound), tuple(static), local_path))
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -89,8 +95,15 @@ class VolumeBinding:
             required = volume.spec.node_affinity.required if volume.spec.node_affinity else None
             if required is not None and not any(term_matches(t, node) for t in required.node_selector_terms):
                 return Status.unresolvable(ERR_NODE_CONFLICT, plugin=NAME)
-        if volumes.local_path and not (node.metadata.annotations or {}).get(_LOCAL_VOLUME_DIR):
+        if volumes.local_path and not (node.metadata.annotations or {}).get(LOCAL_VOLUME_DIR_ANNOTATION):
             return Status.unschedulable(ERR_BIND_CONFLICT, plugin=NAME)
+        if volumes.static and self.lister is not None:
+            available = self.lister.list_volumes()
+            for claim in volumes.static:
+                chosen = find_matching_volume(claim, available, node=node)
+                if chosen is None:
+                    return Status.unschedulable(ERR_BIND_CONFLICT, plugin=NAME)
+                available = [v for v in available if v is not chosen]  # one volume per claim
         return None
 
 
