@@ -96,3 +96,45 @@ def test_default_class_provisions_on_first_use_and_protects_a_claim_in_use(clust
                     message="the Delete policy removes the volume")
     eventually_sync(lambda: not directory.exists(), timeout=60, interval=1,
                     message="the node's kubelet removes the volume's directory")
+
+
+STATEFULSET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 2
+  serviceName: db
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: db
+        image: busybox:1.36
+        command: [sleep, "3600"]
+        volumeMounts: [{name: data, mountPath: /data}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+"""
+
+
+def test_statefulset_pods_get_their_own_provisioned_claims(cluster: Cluster, ns: str) -> None:
+    eventually_sync(lambda: cluster.kubectl_ok("get", "sc", "standard", "--ignore-not-found"), timeout=60,
+                    interval=1, message="the default StorageClass")
+    cluster.kubectl_ok("apply", "-n", ns, "-f", "-", stdin=STATEFULSET)
+    cluster.kubectl_ok("rollout", "status", "-n", ns, "statefulset/db", "--timeout=120s", timeout=150)
+    for ordinal in (0, 1):
+        pod = _json(cluster, "pod", f"db-{ordinal}", "-n", ns)
+        claim = _json(cluster, "pvc", f"data-db-{ordinal}", "-n", ns)
+        assert {"name": "data", "persistentVolumeClaim": {"claimName": f"data-db-{ordinal}"}} in pod["spec"]["volumes"]
+        assert claim["status"]["phase"] == "Bound" and claim["metadata"]["labels"] == {"app": "db"}
+        volume = _json(cluster, "pv", claim["spec"]["volumeName"])
+        expression = volume["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]
+        assert expression["values"] == [pod["spec"]["nodeName"]]
