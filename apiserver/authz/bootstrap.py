@@ -176,9 +176,6 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": [""], "resources": ["pods/binding", "bindings"], "verbs": ["create"]},
             {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
             {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete"]},
-            # Volume binding (upstream's system:volume-scheduler): the selected node goes on the claim.
-            {"apiGroups": [""], "resources": ["persistentvolumeclaims", "persistentvolumes"],
-             "verbs": ["update", "patch"]},
             {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
              "verbs": ["create", "get", "update", "patch", "list", "watch"]},
@@ -195,6 +192,21 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             _rule(["list", "watch"], [""], ["endpoints", "services"]),
             _rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
         ]),
+        # Volume binding: the scheduler writes the selected node on claims (bound to it below).
+        _cluster_role("system:volume-scheduler", [
+            _rule([*_READ, "update", "patch"], [""], ["persistentvolumes"]),
+            _rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
+            _rule([*_READ, "update", "patch"], [""], ["persistentvolumeclaims"]),
+        ]),
+        # For an external provisioner's identity, as upstream (picokube's local-path provisioner
+        # runs in the controller-manager).
+        _cluster_role("system:persistent-volume-provisioner", [
+            _rule(["get", "list", "watch", "create", "delete"], [""], ["persistentvolumes"]),
+            _rule(["get", "list", "watch", "update"], [""], ["persistentvolumeclaims"]),
+            _rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
+            _rule(["watch"], [""], ["events"]),
+            _rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"]),
+        ]),
         # Components send their spans to the API server's trace collector (apiserver/endpoints/traces.py).
         _cluster_role("system:picokube:trace-writer", [{"nonResourceURLs": ["/v1/traces"], "verbs": ["post"]}]),
         *_user_facing_roles(),
@@ -210,6 +222,7 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _binding("system:kube-controller-manager", "system:kube-controller-manager",
                  ("User", "system:kube-controller-manager")),
         _binding("system:kube-scheduler", "system:kube-scheduler", ("User", "system:kube-scheduler")),
+        _binding("system:volume-scheduler", "system:volume-scheduler", ("User", "system:kube-scheduler")),
         # picokube's proxy may run with its node's credentials or as system:kube-proxy.
         _binding("system:node-proxier", "system:node-proxier", ("User", "system:kube-proxy"),
                  ("Group", "system:nodes")),
