@@ -9,7 +9,9 @@ stateful_pod_control.go (createPersistentVolumeClaims):
 - the claims are created before the pod, and never changed once they exist. Under the
   default retention policy (whenDeleted Retain) a claim has no owner, so it outlives the set;
   with whenDeleted Delete it is owned by the set (not as its controller), so the garbage
-  collector deletes it with the set.
+  collector deletes it with the set;
+- with whenScaled Delete, the claims of a pod removed by a scale-down are owned by that pod
+  just before it is deleted (`pod_owner_patch`), so they go with it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from kube.api import OwnerReference, PersistentVolumeClaim, Pod, StatefulSet
 
-__all__ = ["claim_name", "new_claims", "with_claim_volumes"]
+__all__ = ["claim_name", "claim_names", "new_claims", "pod_owner_patch", "with_claim_volumes"]
 
 
 def _templates(sts: StatefulSet) -> list[dict[str, Any]]:
@@ -29,6 +31,20 @@ def _templates(sts: StatefulSet) -> list[dict[str, Any]]:
 
 def claim_name(template_name: str, sts: StatefulSet, ordinal: int) -> str:
     return f"{template_name}-{sts.metadata.name}-{ordinal}"
+
+
+def claim_names(sts: StatefulSet, ordinal: int) -> list[str]:
+    return [claim_name(str(t["metadata"]["name"]), sts, ordinal) for t in _templates(sts)]
+
+
+def pod_owner_patch(claim: PersistentVolumeClaim, pod: Pod) -> dict[str, Any] | None:
+    """The merge patch that makes `pod` an owner of `claim`, or None when it already is."""
+    refs = list(claim.metadata.owner_references or [])
+    if any(r.uid == pod.metadata.uid for r in refs):
+        return None
+    refs.append(OwnerReference(api_version="v1", kind="Pod", name=str(pod.metadata.name), uid=str(pod.metadata.uid)))
+    return {"metadata": {"resourceVersion": claim.metadata.resource_version,
+                         "ownerReferences": [r.to_dict() for r in refs]}}
 
 
 def new_claims(sts: StatefulSet, ordinal: int) -> list[PersistentVolumeClaim]:
@@ -47,8 +63,7 @@ def new_claims(sts: StatefulSet, ordinal: int) -> list[PersistentVolumeClaim]:
                                                                                           or {})})
         if owned:
             claim.metadata.owner_references = [OwnerReference(
-                api_version="apps/v1", kind="StatefulSet", name=str(sts.metadata.name), uid=str(sts.metadata.uid),
-                block_owner_deletion=True)]
+                api_version="apps/v1", kind="StatefulSet", name=str(sts.metadata.name), uid=str(sts.metadata.uid))]
         claims.append(claim)
     return claims
 

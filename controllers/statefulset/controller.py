@@ -10,9 +10,9 @@ again:
    NAME-ORDINAL;
 3. find or create the update revision (a ControllerRevision of the current template; a
    name taken by different data bumps status.collisionCount) and the current revision;
-4. create or delete pods as the plan says. Names are fixed (NAME-ORDINAL), so a create the
-   cache has not caught up with fails with AlreadyExists instead of making a second pod: no
-   expectations are needed;
+4. create or delete pods as the plan says (a pod's volumeClaimTemplates claims first, see
+   `claims`). Names are fixed (NAME-ORDINAL), so a create the cache has not caught up with
+   fails with AlreadyExists instead of making a second pod: no expectations are needed;
 5. drop revisions beyond revisionHistoryLimit that no pod uses, and write status through
    `/status` when it changed.
 """
@@ -33,7 +33,7 @@ from controllers.common import (
     selector_of,
 )
 from controllers.context import ControllerContext
-from controllers.statefulset.claims import new_claims, with_claim_volumes
+from controllers.statefulset.claims import claim_names, new_claims, pod_owner_patch, with_claim_volumes
 from controllers.statefulset.identity import new_pod, ordinal_of, pod_revision, split_by_ordinal, start_ordinal
 from controllers.statefulset.plan import plan_sync, uses_update_revision
 from controllers.statefulset.revisions import new_revision, template_of
@@ -126,7 +126,10 @@ class StatefulSetController:
             for ordinal in plan.create:
                 chosen = update if uses_update_revision(sts, ordinal, start) else current
                 await self._create_pod(sts, ordinal, chosen)
+            scaled_away = {p.metadata.name for p in condemned}
             for pod in plan.delete:
+                if pod.metadata.name in scaled_away:
+                    await self._hand_claims_to(sts, pod)
                 await self._delete_pod(sts, pod)
             await self._truncate_history(sts, revisions, pods, keep={current.metadata.name, update.metadata.name})
         except Exception as e:  # noqa: BLE001 - status is still written; re-raised below
@@ -223,6 +226,18 @@ class StatefulSetController:
             self.recorder.event(sts, EVENT_NORMAL, "SuccessfulCreate",
                                 f"create Claim {name} Pod {pod.metadata.name} in StatefulSet {sts.metadata.name} "
                                 "success")
+
+    async def _hand_claims_to(self, sts: StatefulSet, pod: Pod) -> None:
+        """With whenScaled Delete: the pod a scale-down removes owns its claims, so they go with it."""
+        policy = sts.spec.persistent_volume_claim_retention_policy
+        ordinal = ordinal_of(sts.metadata.name or "", pod)
+        if policy is None or policy.when_scaled != "Delete" or ordinal is None:
+            return
+        for name in claim_names(sts, ordinal):
+            claim = self.claim_informer.store.get_by_name(pod.metadata.namespace, name)
+            patch = pod_owner_patch(claim, pod) if claim is not None else None
+            if patch is not None:
+                await self.client.patch(PersistentVolumeClaim, name, patch, pod.metadata.namespace)
 
     async def _delete_pod(self, sts: StatefulSet, pod: Pod) -> None:
         try:

@@ -70,6 +70,13 @@ class Storage:
             return True
         return False
 
+    async def gone_pod(self, name: str) -> bool:
+        try:
+            await self.client.get(Pod, name, self.namespace)
+        except NotFound:
+            return True
+        return False
+
     async def reasons(self, name: str) -> set[str]:
         events = await self.client.list(Event, self.namespace)
         return {str(e.reason) for e in events.items if e.involved_object.name == name}
@@ -237,3 +244,26 @@ async def test_statefulset_creates_a_claim_per_template_and_ordinal(storage: Sto
         return volumes
     volumes = await eventually(pod_volumes, timeout=30, message="the pod web-1")
     assert {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}} in volumes
+
+
+async def test_scale_down_hands_claims_to_their_pods_when_when_scaled_is_delete(storage: Storage) -> None:
+    spec: dict[str, Any] = {
+        "replicas": 2, "podManagementPolicy": "Parallel", "serviceName": "s",
+        "selector": {"matchLabels": {"app": "s"}},
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Delete"},
+        "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+            "accessModes": ["ReadWriteOnce"], "storageClassName": "", "resources": {"requests": {"storage": "1Gi"}}}}],
+        "template": {"metadata": {"labels": {"app": "s"}},
+                     "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}
+    await storage.client.create_raw(StatefulSet.info, {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                                       "metadata": {"name": "s", "namespace": storage.namespace},
+                                                       "spec": spec}, storage.namespace)
+
+    async def pod_exists(name: str) -> bool:
+        return not await storage.gone_pod(name)
+    await eventually(lambda: pod_exists("s-1"), timeout=30, message="two pods")
+    await storage.client.patch(StatefulSet, "s", {"spec": {"replicas": 1}}, storage.namespace)
+    await eventually(lambda: storage.gone(PersistentVolumeClaim, "data-s-1"), timeout=30,
+                     message="the scaled-away pod's claim deleted with it")
+    kept = await storage.get_claim("data-s-0")
+    assert kept.metadata.owner_references is None and kept.metadata.deletion_timestamp is None
