@@ -51,7 +51,7 @@ def world(api: ApiServerHarness) -> dict[str, str]:
 
 
 # (identity, method, path, body, expected status)
-MATRIX = [
+MATRIX: list[tuple[str, str, str, Any, int]] = [
     ("admin", "GET", f"/api/v1/namespaces/{NS}/pods", None, 200),
     ("admin", "DELETE", "/api/v1/nodes/nope", None, 404),
     ("controller-manager", "POST", f"/api/v1/namespaces/{NS}/pods", pod("cm-made"), 201),
