@@ -208,7 +208,8 @@ class Scheduler:
         try:
             async with self._bind_slots:
                 with child_span("bind", **{attrs.NODE: node_name}):
-                    await self.volume_binder.bind_pod_volumes(pod, node_name)
+                    await self.volume_binder.bind_pod_volumes(pod, node_name,
+                                                              still_wanted=lambda: self._still_pending(pod))
                     await self.client.bind(namespace=ns, name=name, node_name=node_name, uid=pod.metadata.uid)
         except Exception as e:  # noqa: BLE001 - any failure: undo the assumption and retry
             self.metrics.observe_binding(False)
@@ -225,6 +226,12 @@ class Scheduler:
         logger.info("Pod bound", extra={"pod": key, "node": node_name})
         message = f"Successfully assigned {ns}/{name} to {node_name}"
         self.recorder_for(pod).event(pod, EVENT_NORMAL, "Scheduled", message)
+
+    def _still_pending(self, pod: Pod) -> bool:
+        """The pod the binding cycle works on still exists, unchanged in identity and not being deleted."""
+        current = self.pod_informer.store.get(pod.key)
+        return current is not None and current.metadata.uid == pod.metadata.uid and \
+            current.metadata.deletion_timestamp is None
 
     # --- unschedulable pods --------------------------------------------------------------
     def _handle_unschedulable(self, pod: Pod, err: FitError) -> None:

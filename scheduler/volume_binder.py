@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 
 from kube.api import (
     ANN_SELECTED_NODE,
@@ -72,8 +73,13 @@ class VolumeBinder:
         self.client, self.lister = client, lister
         self.timeout, self.poll_interval = timeout, poll_interval
 
-    async def bind_pod_volumes(self, pod: Pod, node_name: str) -> None:
-        """Select `node_name` for the pod's delayed claims and wait until all its claims are Bound."""
+    async def bind_pod_volumes(self, pod: Pod, node_name: str, *,
+                               still_wanted: Callable[[], bool] = lambda: True) -> None:
+        """Select `node_name` for the pod's delayed claims and wait until all its claims are Bound.
+
+        Raises VolumeBindingError on a lost or missing claim, on timeout, and as soon as
+        `still_wanted()` turns false (the pod was deleted meanwhile).
+        """
         namespace = pod.metadata.namespace
         names = pod_claim_names(pod)
         for name in names:
@@ -88,6 +94,8 @@ class VolumeBinder:
                                                               "node": node_name})
         deadline = time.monotonic() + self.timeout
         while not self._all_bound(namespace, names):
+            if not still_wanted():
+                raise VolumeBindingError("the pod is gone or being deleted")
             if time.monotonic() > deadline:
                 raise VolumeBindingError("binding volumes: timed out waiting for the condition")
             await asyncio.sleep(self.poll_interval)
