@@ -9,10 +9,12 @@ the node's disk, so the kubelet does:
   exists (a Delete reclaim deleted it). Directories are listed before the volumes, so a
   directory created for a volume is never mistaken for an orphan: its volume existed first.
   Only directories directly under the local volume dir are ever removed;
-- `volume_host_path(volume)` is what the kubelet mounts for a pod's PersistentVolumeClaim
-  volume: the bound volume's `hostPath.path` (or `local.path`); `ensure_volume_dir(path)`
-  creates it for hostPath type DirectoryOrCreate (mode 0777, as local-path-provisioner does,
-  so any container user may write).
+- `claim_host_path(client, namespace, claim)` is what the kubelet mounts for a pod's
+  PersistentVolumeClaim volume: the bound volume's `hostPath.path` (or `local.path`, see
+  `volume_host_path`), creating the directory for hostPath type DirectoryOrCreate (mode 0777,
+  as local-path-provisioner does, so any container user may write). It raises
+  `ClaimNotReady` with upstream's message (for a FailedMount event) while the claim is
+  missing or not bound, so the pod keeps waiting.
 A Retain volume keeps its directory (and data) as long as the volume object exists.
 """
 
@@ -24,12 +26,13 @@ import os
 import shutil
 from pathlib import Path
 
-from kube.api import Node, PersistentVolume
+from kube.api import Node, PersistentVolume, PersistentVolumeClaim
 from kube.client import RESTClient
 from kube.errors import ApiError, NotFound
 from kube.volumeutil import LOCAL_VOLUME_DIR_ANNOTATION
 
-__all__ = ["LOCAL_VOLUME_DIR_ANNOTATION", "LocalVolumeManager", "ensure_volume_dir", "volume_host_path"]
+__all__ = ["LOCAL_VOLUME_DIR_ANNOTATION", "ClaimNotReady", "LocalVolumeManager", "claim_host_path",
+           "ensure_volume_dir", "volume_host_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +52,32 @@ def ensure_volume_dir(path: str) -> None:
     """Create `path` (and its parents) if missing, world-writable; blocking, call via a thread."""
     os.makedirs(path, exist_ok=True)
     os.chmod(path, 0o777)
+
+
+class ClaimNotReady(Exception):
+    """The claim cannot be mounted yet (missing, unbound, or its volume missing); the message says why."""
+
+
+async def claim_host_path(client: RESTClient, namespace: str, claim_name: str) -> str:
+    """The node directory backing the pod's claim, created if its hostPath type asks for it."""
+    try:
+        claim = await client.get(PersistentVolumeClaim, claim_name, namespace)
+    except NotFound:
+        raise ClaimNotReady(f'persistentvolumeclaim "{claim_name}" not found') from None
+    volume_name = claim.spec.volume_name or ""
+    if claim.status.phase != "Bound" or not volume_name:
+        raise ClaimNotReady(f'PVC {namespace}/{claim_name} has non-bound phase ("{claim.status.phase or ""}") or '
+                            f'empty pvc.Spec.VolumeName ("{volume_name}")')
+    try:
+        volume = await client.get(PersistentVolume, volume_name)
+    except NotFound:
+        raise ClaimNotReady(f'persistentvolume "{volume_name}" not found') from None
+    path = volume_host_path(volume)
+    if path is None:
+        raise ClaimNotReady(f'persistentvolume "{volume_name}" has no hostPath or local source')
+    if volume.spec.host_path is not None and volume.spec.host_path.type == "DirectoryOrCreate":
+        await asyncio.to_thread(ensure_volume_dir, path)
+    return path
 
 
 class LocalVolumeManager:

@@ -5,16 +5,24 @@ directories whose PersistentVolume is gone."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import pytest_asyncio
 
-from kube.api import Node, PersistentVolume
+from kube.api import Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod
 from kube.client import RESTClient
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
-from kubelet.local_volumes import LocalVolumeManager, ensure_volume_dir, volume_host_path
+from kubelet.local_volumes import (
+    ClaimNotReady,
+    LocalVolumeManager,
+    claim_host_path,
+    ensure_volume_dir,
+    volume_host_path,
+)
 
 NODE = "node-2"
 
@@ -63,3 +71,32 @@ async def test_publishes_dir_and_removes_directories_of_deleted_volumes(api: Api
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_claim_host_path_waits_for_binding_and_creates_the_directory(api: ApiServerHarness, admin: RESTClient,
+                                                                             tmp_path: Path) -> None:
+    ns = f"lv-{uuid.uuid4().hex[:6]}"
+    await admin.create(Namespace.model_validate({"metadata": {"name": ns}}))
+    await admin.create(PersistentVolumeClaim.model_validate({"metadata": {"name": "data", "namespace": ns}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "storageClassName": "", "resources": {"requests": {"storage": "1Gi"}}}}))
+    # The Node authorizer lets node-2 read the claim only once a pod bound to it uses the claim.
+    await admin.create(Pod.model_validate({"metadata": {"name": "user", "namespace": ns}, "spec": {
+        "nodeName": NODE, "containers": [{"name": "c", "image": "busybox:1.36"}],
+        "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+                    {"name": "o", "persistentVolumeClaim": {"claimName": "other"}}]}}))
+    target = tmp_path / "volumes" / "pvc-late"
+    async with api.client(NODE) as client:
+        async def mountable() -> str | None:
+            try:
+                return await claim_host_path(client, ns, "data")
+            except ClaimNotReady:
+                return None
+        with pytest.raises(ClaimNotReady, match=r'has non-bound phase \("Pending"\) or empty pvc.Spec.VolumeName'):
+            await claim_host_path(client, ns, "data")
+        with pytest.raises(ClaimNotReady, match='persistentvolumeclaim "other" not found'):
+            await claim_host_path(client, ns, "other")
+        await _volume(admin, target.name, target)
+        await admin.patch(PersistentVolumeClaim, "data", {"spec": {"volumeName": target.name}}, ns)
+        await admin.patch(PersistentVolumeClaim, "data", {"status": {"phase": "Bound"}}, ns, subresource="status")
+        assert await eventually(mountable, timeout=10, message="the claim mountable") == str(target)
+        assert target.is_dir() and target.stat().st_mode & 0o777 == 0o777
