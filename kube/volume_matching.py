@@ -24,7 +24,7 @@ from kube.quantity import parse_quantity
 from kube.selectors import selector_from_label_selector
 
 __all__ = ["claim_request", "volume_capacity", "find_matching_volume", "claim_ref_matches", "is_pre_bound_to",
-           "volume_allows_node"]
+           "volume_allows_node", "volume_mismatch"]
 
 
 def _size(value: str | None) -> Decimal:
@@ -102,6 +102,19 @@ def _fits(volume: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
         if not selector.matches(volume.metadata.labels or {}):
             return False
     return True
+
+
+def volume_mismatch(volume: PersistentVolume, claim: PersistentVolumeClaim) -> str | None:
+    """Why a claim that names `volume` cannot bind to it (upstream's checkVolumeSatisfyClaim), or None."""
+    if volume_capacity(volume) < claim_request(claim):
+        return "requested PV is too small"
+    if (volume.spec.storage_class_name or "") != (claim.spec.storage_class_name or ""):
+        return "storageClassName does not match"
+    if (volume.spec.volume_mode or "Filesystem") != (claim.spec.volume_mode or "Filesystem"):
+        return "incompatible volumeMode"
+    if not set(claim.spec.access_modes or []) <= set(volume.spec.access_modes or []):
+        return "incompatible accessMode"
+    return None
 
 
 def find_matching_volume(claim: PersistentVolumeClaim, volumes: Iterable[PersistentVolume], *,

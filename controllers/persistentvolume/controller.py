@@ -46,7 +46,7 @@ from kube.cache import EventHandler
 from kube.controller import Request, Result, run_workers
 from kube.errors import AlreadyExists, ApiError, NotFound
 from kube.events import EVENT_NORMAL, EVENT_WARNING, EventRecorder
-from kube.volume_matching import claim_ref_matches, find_matching_volume
+from kube.volume_matching import claim_ref_matches, find_matching_volume, volume_mismatch
 from kube.workqueue import WorkQueue
 
 __all__ = ["PersistentVolumeController"]
@@ -179,13 +179,21 @@ class PersistentVolumeController:
                 self.recorder.event(claim, EVENT_WARNING, "ClaimLost",
                                     "Bound claim has lost its PersistentVolume. Data on the volume is lost!")
             return None
+        if volume.spec.claim_ref is None and (mismatch := volume_mismatch(volume, claim)) is not None:
+            self.recorder.event(claim, EVENT_WARNING, "VolumeMismatch",
+                                f'Cannot bind to requested volume "{volume.metadata.name}": {mismatch}')
+            return None
         if volume.spec.claim_ref is None or claim_ref_matches(volume, claim):
             await self._bind(volume, claim)
             return None
-        if ANN_BIND_COMPLETED in annotations and claim.status.phase != "Lost":
-            await self._claim_phase(claim, "Lost")
-            self.recorder.event(claim, EVENT_WARNING, "ClaimMisbound",
-                                "Two claims are bound to the same volume, this one is bound incorrectly")
+        if ANN_BIND_COMPLETED in annotations:
+            if claim.status.phase != "Lost":
+                await self._claim_phase(claim, "Lost")
+                self.recorder.event(claim, EVENT_WARNING, "ClaimMisbound",
+                                    "Two claims are bound to the same volume, this one is bound incorrectly")
+        else:
+            self.recorder.event(claim, EVENT_WARNING, "FailedBinding",
+                                f'volume "{volume.metadata.name}" already bound to a different claim.')
         return None
 
     async def _provision(self, claim: PersistentVolumeClaim, storage_class: StorageClass,

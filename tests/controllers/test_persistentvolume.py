@@ -267,3 +267,21 @@ async def test_scale_down_hands_claims_to_their_pods_when_when_scaled_is_delete(
                      message="the scaled-away pod's claim deleted with it")
     kept = await storage.get_claim("data-s-0")
     assert kept.metadata.owner_references is None and kept.metadata.deletion_timestamp is None
+
+
+async def test_claim_naming_its_volume_binds_to_it_or_reports_the_mismatch(storage: Storage) -> None:
+    cls, chosen, small = f"pre-{_id()}", f"chosen-{_id()}", f"small-{_id()}"
+    await storage.volume(chosen, "5Gi", cls)
+    await storage.volume(small, "100Mi", cls)
+    for name, volume in (("wants-chosen", chosen), ("wants-small", small)):
+        await storage.client.create(PersistentVolumeClaim.model_validate({
+            "metadata": {"name": name, "namespace": storage.namespace},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": cls, "volumeName": volume,
+                     "resources": {"requests": {"storage": "1Gi"}}}}))
+    bound = await eventually(lambda: storage.bound_claim("wants-chosen"), timeout=20, message="the claim Bound")
+    assert bound.spec.volume_name == chosen and bound.status.capacity == {"storage": "5Gi"}
+
+    async def mismatch() -> bool:
+        return "VolumeMismatch" in await storage.reasons("wants-small")
+    await eventually(mismatch, timeout=20, message="a VolumeMismatch event")
+    assert (await storage.get_claim("wants-small")).status.phase == "Pending"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kube.api import Node, PersistentVolume, PersistentVolumeClaim
-from kube.volume_matching import find_matching_volume, volume_allows_node
+from kube.volume_matching import find_matching_volume, volume_allows_node, volume_mismatch
 
 
 def volume(name: str, size: str = "1Gi", *, cls: str = "gold", modes: tuple[str, ...] = ("ReadWriteOnce",),
@@ -60,3 +60,13 @@ def test_selected_node_must_be_admitted_by_node_affinity() -> None:
     assert found is not None and found.metadata.name == "on-b"
     assert volume_allows_node(volume("anywhere"), node_b)
     assert not volume_allows_node(volumes[0], node_b)
+
+
+@pytest.mark.parametrize(("the_volume", "expected"), [
+    (volume("ok", "2Gi"), None),
+    (volume("small", "500Mi"), "requested PV is too small"),
+    (volume("silver", cls="silver"), "storageClassName does not match"),
+    (volume("rox", modes=("ReadOnlyMany",)), "incompatible accessMode"),
+])
+def test_volume_mismatch_of_a_claim_naming_its_volume(the_volume: PersistentVolume, expected: str | None) -> None:
+    assert volume_mismatch(the_volume, claim()) == expected
