@@ -73,6 +73,9 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                         help="seconds between two rounds of pod garbage collection (default 20)")
     parser.add_argument("--pod-gc-orphan-quarantine", type=float, default=40.0,
                         help="seconds a node must be missing before its pods are deleted (default 40)")
+    parser.add_argument("--default-storage-class", default="",
+                        help="create this default StorageClass (local-path provisioner) unless it exists "
+                             "(default: none)")
     add_leader_election_flags(parser, lease=LEASE, what="run the controllers")
     add_tracing_flags(parser)
     args = parser.parse_args(argv)
@@ -88,7 +91,7 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                          "--pod-gc-period must be positive")
     if args.root_ca_file is not None:
         _check_root_ca_file(args.root_ca_file)
-    return ControllerManagerConfig(kubeconfig=args.kubeconfig,
+    return ControllerManagerConfig(kubeconfig=args.kubeconfig, default_storage_class=args.default_storage_class,
                                    concurrent_deployment_syncs=args.concurrent_deployment_syncs,
                                    concurrent_replicaset_syncs=args.concurrent_replicaset_syncs,
                                    concurrent_service_endpoint_syncs=args.concurrent_service_endpoint_syncs,

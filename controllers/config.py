@@ -45,5 +45,8 @@ class ControllerManagerConfig:
     """Seconds between two rounds of pod garbage collection."""
     pod_gc_orphan_quarantine: float = 40.0
     """Seconds a pod's node must be missing before the pod is deleted as orphaned."""
+    default_storage_class: str = ""
+    """With --default-storage-class NAME: the persistentvolume-binder creates, unless it exists, the
+    default StorageClass NAME served by the local-path provisioner (WaitForFirstConsumer, Delete)."""
     leader_election: LeaderElection | None = None
     """With --leader-elect: act only while holding the Lease kube-system/kube-controller-manager."""

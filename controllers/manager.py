@@ -29,6 +29,7 @@ from controllers.garbagecollector import GarbageCollector
 from controllers.job import JobController
 from controllers.namespace import NamespaceController
 from controllers.nodelifecycle import NodeLifecycleController
+from controllers.persistentvolume import PersistentVolumeController
 from controllers.podgc import PodGCController
 from controllers.replicaset import ReplicaSetController, ReplicationManager
 from controllers.rootcacertpublisher import RootCACertPublisher
@@ -36,6 +37,7 @@ from controllers.serviceaccount import ServiceAccountsController
 from controllers.statefulset import StatefulSetController
 from controllers.tainteviction import TaintEvictionController
 from controllers.ttlafterfinished import TTLAfterFinishedController
+from controllers.volumeprotection import PVCProtectionController, PVProtectionController
 from kube.cache import InformerFactory
 from kube.client import RESTClient, load_kubeconfig
 from kube.clock import RealClock
@@ -65,6 +67,9 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "job": JobController,
     "ttl-after-finished": TTLAfterFinishedController,
     "cronjob": CronJobController,
+    "persistentvolume-binder": PersistentVolumeController,
+    "pvc-protection": PVCProtectionController,
+    "pv-protection": PVProtectionController,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

@@ -115,6 +115,11 @@ RESOURCES: tuple[ResourceInfo, ...] = (
                  has_status=True),
     ResourceInfo("batch", "v1", "CronJob", "cronjobs", "cronjob", True, ("cj",), ("all",), subresources=("status",),
                  has_status=True),
+    ResourceInfo("", "v1", "PersistentVolume", "persistentvolumes", "persistentvolume", False, ("pv",),
+                 subresources=("status",), has_status=True),
+    ResourceInfo("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", True, ("pvc",),
+                 subresources=("status",), has_status=True),
+    ResourceInfo("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, ("sc",)),
 )
 
 # Kinds that are answered, never stored (reviews): the handler computes their status.

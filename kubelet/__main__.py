@@ -133,6 +133,8 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
                    help="the resolver file pods with dnsPolicy Default get (\"\": none)")
     p.add_argument("--max-container-restart-period", type=float, default=300.0,
                    help="seconds CrashLoopBackOff waits at most between restarts (10 s doubling up to this)")
+    p.add_argument("--local-volume-dir", default=None,
+                   help="where this node keeps local-path PersistentVolumes (default: none, the node takes none)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], type=str.upper)
     add_tracing_flags(p)
     a = p.parse_args(argv)
@@ -156,7 +158,7 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
                          cluster_dns=_cluster_dns(a.cluster_dns), cluster_domain=a.cluster_domain.strip("."),
                          resolv_conf=a.resolv_conf,
                          max_container_restart_period=a.max_container_restart_period, log_level=a.log_level,
-                         tracing=tracing_from_flags(a))
+                         tracing=tracing_from_flags(a), local_volume_dir=a.local_volume_dir)
     return Invocation(config, a.count, a.node_name_prefix)
 
 

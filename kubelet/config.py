@@ -59,3 +59,6 @@ class KubeletConfig:
     workers: int = 16
     log_level: str = "INFO"
     tracing: TracingConfig = TracingConfig()
+    local_volume_dir: str | None = None
+    """Where local-path PersistentVolumes of this node live (published as the Node annotation
+    picokube.io/local-volume-dir); None: the node takes no local-path volumes."""

@@ -44,6 +44,7 @@ from kubelet.cri.interface import (
     RuntimeService,
 )
 from kubelet.dns import DNSConfigurer, parse_resolv_conf
+from kubelet.local_volumes import LocalVolumeManager
 from kubelet.node_status import NodeStatusManager
 from kubelet.pod_objects import PodObjects
 from kubelet.pod_source import PodRouter
@@ -139,6 +140,9 @@ class Kubelet:
                                            kind="Pod"))
                 tg.create_task(self._relist_loop())
                 tg.create_task(self._housekeeping_loop())
+                if self.config.local_volume_dir:
+                    tg.create_task(LocalVolumeManager(self.client, node_name=self.config.node_name,
+                                                      volume_dir=self.config.local_volume_dir).run())
         finally:
             await self.prober.close()
             await self.queue.shut_down()

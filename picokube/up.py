@@ -144,7 +144,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         specs.append(python(
             "controller-manager" if n == 1 else f"controller-manager-{n}", "controllers",
             "--kubeconfig", str(config.kubeconfig_for("controller-manager")),
-            "--root-ca-file", str(pki.ca_cert), *tracing,
+            "--root-ca-file", str(pki.ca_cert), "--default-storage-class", "standard", *tracing,
             # Nodes are checked four times per grace period, at most every 5 s as upstream.
             *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
               if grace is not None else ())))
@@ -179,7 +179,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
               if config.node_status_update_frequency is not None else ()),
             *(("--max-container-restart-period", str(config.max_container_restart_period))
               if config.max_container_restart_period is not None else ()),
-            "--cluster-dns", cluster_dns_ip(config), "--cluster-domain", CLUSTER_DOMAIN))
+            "--cluster-dns", cluster_dns_ip(config), "--cluster-domain", CLUSTER_DOMAIN,
+            "--local-volume-dir", str(config.data_dir / "nodes" / node / "volumes")))
     specs += proxy_specs(config, python_env=env, tracing=tracing)
     specs.append(dns_spec(config, python_env=env, tracing=tracing))
     if config.runtime == "cri":  # memory-backed volumes are tmpfs mounts a stopped kubelet leaves behind

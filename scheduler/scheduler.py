@@ -21,6 +21,7 @@ bound before the crash are simply not pending any more.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Coroutine, Mapping
@@ -28,8 +29,8 @@ from typing import Any
 
 from opentelemetry.trace import StatusCode
 
-from kube.api import Node, Pod
-from kube.cache import EventHandler, InformerFactory
+from kube.api import Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
+from kube.cache import EventHandler, InformerFactory, SharedInformer
 from kube.client import RESTClient
 from kube.clock import Clock
 from kube.errors import Conflict, NotFound
@@ -42,10 +43,11 @@ from scheduler.config import DEFAULT_SCHEDULER_NAME, SchedulerConfig
 from scheduler.event_handlers import ClusterEventHandlers, is_pending_for
 from scheduler.framework import FitError, Framework, PluginFactory
 from scheduler.metrics import SchedulerMetrics
-from scheduler.plugins import IN_TREE_REGISTRY
+from scheduler.plugins import IN_TREE_REGISTRY, volume_binding
 from scheduler.profile_config import default_profile
 from scheduler.queue import SchedulingQueue
 from scheduler.schedule_one import SchedulingAlgorithm, SchedulingError
+from scheduler.volume_binder import VolumeBinder, VolumeLister
 
 __all__ = ["Scheduler"]
 
@@ -63,6 +65,13 @@ class Scheduler:
         self.pod_informer = self.factory.informer_for(Pod)
         self.node_informer = self.factory.informer_for(Node)
         self.cache = SchedulerCache()
+        claims, volumes = self.factory.informer_for(PersistentVolumeClaim), self.factory.informer_for(PersistentVolume)
+        classes = self.factory.informer_for(StorageClass)
+        self.volume_lister = VolumeLister(claims.store, volumes.store, classes.store)
+        self.volume_binder = VolumeBinder(client, self.volume_lister)
+        if volume_binding.NAME in registry:
+            registry = {**registry, volume_binding.NAME: functools.partial(volume_binding.new,
+                                                                           lister=self.volume_lister)}
         self.queue = SchedulingQueue(initial_backoff=config.pod_initial_backoff_seconds,
                                      max_backoff=config.pod_max_backoff_seconds, clock=clock)
         profiles = config.profiles or (default_profile(config.scheduler_name),)
@@ -76,6 +85,9 @@ class Scheduler:
             on_add=handlers.on_pod_add, on_update=handlers.on_pod_update, on_delete=handlers.on_pod_delete))
         self.node_informer.add_event_handler(EventHandler(
             on_add=handlers.on_node_add, on_update=handlers.on_node_update, on_delete=handlers.on_node_delete))
+        self._retry_unschedulable_on(claims, "PersistentVolumeClaimChange")
+        self._retry_unschedulable_on(volumes, "PersistentVolumeChange")
+        self._retry_unschedulable_on(classes, "StorageClassChange")
         self._tasks: asyncio.TaskGroup | None = None
         self._bind_slots = asyncio.Semaphore(config.parallel_binds)
         self._status_slots = asyncio.Semaphore(config.parallel_status_updates)
@@ -85,6 +97,12 @@ class Scheduler:
         # the nomination and waits for the victims instead of preempting on another node.
         self._nominated: dict[str, str] = {}
         self.metrics = SchedulerMetrics()
+
+    def _retry_unschedulable_on(self, informer: SharedInformer[Any], event: str) -> None:
+        """Storage changes (a claim bound, a class created) may make unschedulable pods fit."""
+        def moved(*_: object) -> None:
+            self.queue.move_all_to_active(event)
+        informer.add_event_handler(EventHandler(on_add=moved, on_update=moved))
 
     async def run(self) -> None:
         """Watch, schedule and bind until cancelled; every task it starts is owned here."""
@@ -190,6 +208,8 @@ class Scheduler:
         try:
             async with self._bind_slots:
                 with child_span("bind", **{attrs.NODE: node_name}):
+                    await self.volume_binder.bind_pod_volumes(pod, node_name,
+                                                              still_wanted=lambda: self._still_pending(pod))
                     await self.client.bind(namespace=ns, name=name, node_name=node_name, uid=pod.metadata.uid)
         except Exception as e:  # noqa: BLE001 - any failure: undo the assumption and retry
             self.metrics.observe_binding(False)
@@ -206,6 +226,12 @@ class Scheduler:
         logger.info("Pod bound", extra={"pod": key, "node": node_name})
         message = f"Successfully assigned {ns}/{name} to {node_name}"
         self.recorder_for(pod).event(pod, EVENT_NORMAL, "Scheduled", message)
+
+    def _still_pending(self, pod: Pod) -> bool:
+        """The pod the binding cycle works on still exists, unchanged in identity and not being deleted."""
+        current = self.pod_informer.store.get(pod.key)
+        return current is not None and current.metadata.uid == pod.metadata.uid and \
+            current.metadata.deletion_timestamp is None
 
     # --- unschedulable pods --------------------------------------------------------------
     def _handle_unschedulable(self, pod: Pod, err: FitError) -> None:

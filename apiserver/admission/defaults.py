@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.interfaces import Obj
 from apiserver.admission.plugins import (
+    DefaultStorageClass,
     DefaultTolerationSeconds,
     LimitRanger,
     NamespaceLifecycle,
@@ -18,6 +19,7 @@ from apiserver.admission.plugins import (
     Priority,
     ResourceQuota,
     ServiceAccount,
+    StorageObjectInUseProtection,
 )
 from apiserver.registry.generic import ListOptions
 from apiserver.registry.resource_registry import ResourceRegistry
@@ -30,6 +32,7 @@ def default_admission(registry: ResourceRegistry, extra: Iterable[object] = ()) 
     namespaces, pods = registry.store("namespaces"), registry.store("pods")
     priority_classes = registry.store("priorityclasses", "scheduling.k8s.io")
     quotas = registry.store("resourcequotas")
+    storage_classes = registry.store("storageclasses", "storage.k8s.io")
 
     async def get_namespace(name: str) -> Obj:
         return await namespaces.get(None, name)
@@ -39,6 +42,10 @@ def default_admission(registry: ResourceRegistry, extra: Iterable[object] = ()) 
 
     async def list_pods(namespace: str) -> list[Obj]:
         items: list[Obj] = (await pods.list(namespace, ListOptions())).get("items") or []
+        return items
+
+    async def list_storage_classes() -> list[Obj]:
+        items: list[Obj] = (await storage_classes.list(None, ListOptions())).get("items") or []
         return items
 
     async def write_quota_status(namespace: str, name: str, status: Obj) -> None:
@@ -54,6 +61,8 @@ def default_admission(registry: ResourceRegistry, extra: Iterable[object] = ()) 
         NodeRestriction(),
         Priority(priority_classes.lister(), get_priority_class),
         DefaultTolerationSeconds(),
+        DefaultStorageClass(list_storage_classes),
+        StorageObjectInUseProtection(),
         *extra,
         ResourceQuota(quotas.lister(), list_pods=list_pods, write_status=write_quota_status),
     ])

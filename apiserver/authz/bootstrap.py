@@ -164,6 +164,11 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             {"apiGroups": ["", "policy"], "resources": ["pods/eviction"], "verbs": ["create"]},
             # The disruption controller writes budgets' status.
             {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets/status"], "verbs": ["update"]},
+            # persistentvolume-binder, the local-path provisioner and the protection controllers.
+            {"apiGroups": [""], "resources": ["persistentvolumes", "persistentvolumes/status", "persistentvolumeclaims",
+                                              "persistentvolumeclaims/status"], "verbs": _ALL},
+            # The default StorageClass its --default-storage-class names (upstream's addon manager creates it).
+            {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["create"]},
         ]),
         _cluster_role("system:kube-scheduler", [
             {"apiGroups": ["", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io"], "resources": ["*"],
@@ -187,6 +192,21 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
             _rule(["list", "watch"], [""], ["endpoints", "services"]),
             _rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"]),
         ]),
+        # Volume binding: the scheduler writes the selected node on claims (bound to it below).
+        _cluster_role("system:volume-scheduler", [
+            _rule([*_READ, "update", "patch"], [""], ["persistentvolumes"]),
+            _rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
+            _rule([*_READ, "update", "patch"], [""], ["persistentvolumeclaims"]),
+        ]),
+        # For an external provisioner's identity, as upstream (picokube's local-path provisioner
+        # runs in the controller-manager).
+        _cluster_role("system:persistent-volume-provisioner", [
+            _rule(["get", "list", "watch", "create", "delete"], [""], ["persistentvolumes"]),
+            _rule(["get", "list", "watch", "update"], [""], ["persistentvolumeclaims"]),
+            _rule(_READ, ["storage.k8s.io"], ["storageclasses"]),
+            _rule(["watch"], [""], ["events"]),
+            _rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"]),
+        ]),
         # Components send their spans to the API server's trace collector (apiserver/endpoints/traces.py).
         _cluster_role("system:picokube:trace-writer", [{"nonResourceURLs": ["/v1/traces"], "verbs": ["post"]}]),
         *_user_facing_roles(),
@@ -202,6 +222,7 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
         _binding("system:kube-controller-manager", "system:kube-controller-manager",
                  ("User", "system:kube-controller-manager")),
         _binding("system:kube-scheduler", "system:kube-scheduler", ("User", "system:kube-scheduler")),
+        _binding("system:volume-scheduler", "system:volume-scheduler", ("User", "system:kube-scheduler")),
         # picokube's proxy may run with its node's credentials or as system:kube-proxy.
         _binding("system:node-proxier", "system:node-proxier", ("User", "system:kube-proxy"),
                  ("Group", "system:nodes")),

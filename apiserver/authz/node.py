@@ -2,7 +2,7 @@
 
 Mirrors plugin/pkg/auth/authorizer/node, reduced to what picokube's kubelet needs:
 - read: nodes, pods (list/watch all, as upstream; the kubelet filters by spec.nodeName),
-  namespaces, services, endpoints, and configmaps/secrets/persistentvolumeclaims only when
+  namespaces, services, endpoints, persistentvolumes, and configmaps/secrets/persistentvolumeclaims only when
   a pod bound to this node refers to them;
 - write its own Node (create, update, patch, including status) and its own Lease in
   kube-node-lease; pods bound to it: status updates and deletes (the end of a graceful
@@ -104,6 +104,10 @@ class NodeAuthorizer:
         if group == "" and res == "events" and verb in ("create", "update", "patch", "get", "list", "watch"):
             return Decision.ALLOW, ""
         if group == "" and res in ("namespaces", "services", "endpoints") and verb in _READ:
+            return Decision.ALLOW, ""
+        if group == "" and res == "persistentvolumes" and verb in _READ:
+            # Wider than upstream (which allows a get of the volumes its pods' claims are bound to):
+            # the kubelet's local-path cleanup lists volumes to find directories whose volume is gone.
             return Decision.ALLOW, ""
         if group == "" and res in ("configmaps", "secrets", "persistentvolumeclaims") and verb == "get":
             for pod in self.pods_on_node(node):

@@ -499,3 +499,6 @@ PRINTERS.update(JOB_PRINTERS)
 from apiserver.endpoints.cronjob_tables import CRONJOB_PRINTERS  # noqa: E402 - it builds on the names above
 
 PRINTERS.update(CRONJOB_PRINTERS)
+from apiserver.endpoints.storage_tables import STORAGE_PRINTERS  # noqa: E402 - it builds on the names above
+
+PRINTERS.update(STORAGE_PRINTERS)

@@ -19,6 +19,11 @@ from typing import Any
 from apiserver.registry.cronjob_defaults import default_cronjob
 from apiserver.registry.job_defaults import default_job
 from apiserver.registry.pod_defaults import default_pod_only, default_pod_spec
+from apiserver.registry.storage_defaults import (
+    default_persistent_volume,
+    default_persistent_volume_claim,
+    default_storage_class,
+)
 from apiserver.registry.workload_defaults import default_replication_controller, default_stateful_set
 
 __all__ = ["apply_defaults", "default_pod_spec"]
@@ -191,6 +196,9 @@ _DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "StatefulSet": default_stateful_set,
     "Job": default_job,
     "CronJob": default_cronjob,
+    "PersistentVolume": default_persistent_volume,
+    "PersistentVolumeClaim": default_persistent_volume_claim,
+    "StorageClass": default_storage_class,
 }
 
 

@@ -20,6 +20,11 @@ from apiserver.registry.pdb_strategy import PodDisruptionBudgetStrategy
 from apiserver.registry.pod_validation import validate_pod_spec, validate_pod_spec_update
 from apiserver.registry.service import EndpointSliceStrategy, EndpointsStrategy, ServiceStrategy
 from apiserver.registry.statefulset_strategy import ReplicationControllerStrategy, StatefulSetStrategy
+from apiserver.registry.storage_strategy import (
+    PersistentVolumeClaimStrategy,
+    PersistentVolumeStrategy,
+    StorageClassStrategy,
+)
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 from apiserver.registry.workload_validation import validate_deployment_spec
 from apiserver.validation.config_data import (
@@ -268,6 +273,9 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "PodDisruptionBudget": PodDisruptionBudgetStrategy,
         "Job": JobStrategy,
         "CronJob": CronJobStrategy,
+        "PersistentVolume": PersistentVolumeStrategy,
+        "PersistentVolumeClaim": PersistentVolumeClaimStrategy,
+        "StorageClass": StorageClassStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.registry.pod_validation import validate_pod_spec
+from apiserver.registry.storage_validation import validate_pvc_spec
 from apiserver.registry.strategy import Obj, Strategy, validate_object_meta
 from apiserver.validation.field import forbidden, invalid, not_supported, required
 from kube.errors import FieldError
@@ -157,4 +158,6 @@ def _claim_templates(templates: Any) -> list[FieldError]:
         if not name:
             errs.append(FieldError(f"spec.volumeClaimTemplates[{i}].metadata.name",
                                    "Required value: name or generateName is required", reason="FieldValueRequired"))
+        if isinstance(claim, dict) and isinstance(claim.get("spec"), dict):
+            errs += validate_pvc_spec(claim["spec"], f"spec.volumeClaimTemplates[{i}].spec")
     return errs

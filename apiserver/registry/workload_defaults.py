@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver.registry.pod_defaults import default_pod_spec
+from apiserver.registry.storage_defaults import default_pvc_spec
 
 __all__ = ["default_replication_controller", "default_stateful_set"]
 
@@ -68,3 +69,8 @@ def default_stateful_set(obj: Obj) -> None:
                 policy[field] = "Retain"
     spec.setdefault("replicas", 1)
     spec.setdefault("revisionHistoryLimit", 10)
+    templates = spec.get("volumeClaimTemplates")
+    for template in templates if isinstance(templates, list) else []:
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            default_pvc_spec(template["spec"])
+            template.setdefault("status", {"phase": "Pending"})

@@ -10,9 +10,9 @@ again:
    NAME-ORDINAL;
 3. find or create the update revision (a ControllerRevision of the current template; a
    name taken by different data bumps status.collisionCount) and the current revision;
-4. create or delete pods as the plan says. Names are fixed (NAME-ORDINAL), so a create the
-   cache has not caught up with fails with AlreadyExists instead of making a second pod: no
-   expectations are needed;
+4. create or delete pods as the plan says (a pod's volumeClaimTemplates claims first, see
+   `claims`). Names are fixed (NAME-ORDINAL), so a create the cache has not caught up with
+   fails with AlreadyExists instead of making a second pod: no expectations are needed;
 5. drop revisions beyond revisionHistoryLimit that no pod uses, and write status through
    `/status` when it changed.
 """
@@ -33,11 +33,12 @@ from controllers.common import (
     selector_of,
 )
 from controllers.context import ControllerContext
+from controllers.statefulset.claims import claim_names, new_claims, pod_owner_patch, with_claim_volumes
 from controllers.statefulset.identity import new_pod, ordinal_of, pod_revision, split_by_ordinal, start_ordinal
 from controllers.statefulset.plan import plan_sync, uses_update_revision
 from controllers.statefulset.revisions import new_revision, template_of
 from controllers.statefulset.status import compute_status
-from kube.api import Pod, StatefulSet
+from kube.api import PersistentVolumeClaim, Pod, StatefulSet
 from kube.api.apps_v1_daemonset import ControllerRevision
 from kube.cache import EventHandler
 from kube.controller import Request, Result, TerminalError, run_workers
@@ -63,6 +64,7 @@ class StatefulSetController:
         self.sts_informer = ctx.informers.informer_for(StatefulSet)
         self.pod_informer = ctx.informers.informer_for(Pod)
         self.rev_informer = ctx.informers.informer_for(ControllerRevision)
+        self.claim_informer = ctx.informers.informer_for(PersistentVolumeClaim)
         self.pod_informer.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index,
                                         ORPHAN_NAMESPACE_INDEX: orphan_namespace_index})
         self.rev_informer.add_indexers({CONTROLLER_UID_INDEX: controller_uid_index})
@@ -124,7 +126,10 @@ class StatefulSetController:
             for ordinal in plan.create:
                 chosen = update if uses_update_revision(sts, ordinal, start) else current
                 await self._create_pod(sts, ordinal, chosen)
+            scaled_away = {p.metadata.name for p in condemned}
             for pod in plan.delete:
+                if pod.metadata.name in scaled_away:
+                    await self._hand_claims_to(sts, pod)
                 await self._delete_pod(sts, pod)
             await self._truncate_history(sts, revisions, pods, keep={current.metadata.name, update.metadata.name})
         except Exception as e:  # noqa: BLE001 - status is still written; re-raised below
@@ -186,6 +191,8 @@ class StatefulSetController:
 
     async def _create_pod(self, sts: StatefulSet, ordinal: int, revision: ControllerRevision) -> None:
         pod = new_pod(sts, template_of(revision, sts.spec.template), ordinal, revision.metadata.name or "")
+        pod = with_claim_volumes(pod, sts, ordinal)
+        await self._create_claims(sts, pod, ordinal)
         try:
             await self.client.create(pod)
         except AlreadyExists:
@@ -197,6 +204,40 @@ class StatefulSetController:
             raise
         self.recorder.event(sts, EVENT_NORMAL, "SuccessfulCreate",
                             f"create Pod {pod.metadata.name} in StatefulSet {sts.metadata.name} successful")
+
+    async def _create_claims(self, sts: StatefulSet, pod: Pod, ordinal: int) -> None:
+        """Create the pod's missing claims first; raises (the pod is not created) when one cannot be."""
+        for claim in new_claims(sts, ordinal):
+            name = claim.metadata.name or ""
+            existing = self.claim_informer.store.get_by_name(claim.metadata.namespace, name)
+            if existing is not None:
+                if existing.metadata.deletion_timestamp is not None:
+                    raise RuntimeError(f"pvc {name} is being deleted")
+                continue
+            try:
+                await self.client.create(claim)
+            except AlreadyExists:
+                continue
+            except ApiError as e:
+                self.recorder.event(sts, EVENT_WARNING, "FailedCreate",
+                                    f"create Claim {name} for Pod {pod.metadata.name} in StatefulSet "
+                                    f"{sts.metadata.name} failed error: {e.message}")
+                raise
+            self.recorder.event(sts, EVENT_NORMAL, "SuccessfulCreate",
+                                f"create Claim {name} Pod {pod.metadata.name} in StatefulSet {sts.metadata.name} "
+                                "success")
+
+    async def _hand_claims_to(self, sts: StatefulSet, pod: Pod) -> None:
+        """With whenScaled Delete: the pod a scale-down removes owns its claims, so they go with it."""
+        policy = sts.spec.persistent_volume_claim_retention_policy
+        ordinal = ordinal_of(sts.metadata.name or "", pod)
+        if policy is None or policy.when_scaled != "Delete" or ordinal is None:
+            return
+        for name in claim_names(sts, ordinal):
+            claim = self.claim_informer.store.get_by_name(pod.metadata.namespace, name)
+            patch = pod_owner_patch(claim, pod) if claim is not None else None
+            if patch is not None:
+                await self.client.patch(PersistentVolumeClaim, name, patch, pod.metadata.namespace)
 
     async def _delete_pod(self, sts: StatefulSet, pod: Pod) -> None:
         try:

@@ -17,6 +17,8 @@ from kube.api.core_v1 import *  # noqa: F403
 from kube.api.core_v1 import __all__ as _core
 from kube.api.core_v1_services import *  # noqa: F403
 from kube.api.core_v1_services import __all__ as _services
+from kube.api.core_v1_storage import *  # noqa: F403
+from kube.api.core_v1_storage import __all__ as _storage_core
 from kube.api.core_v1_volumes import *  # noqa: F403
 from kube.api.core_v1_volumes import __all__ as _volumes
 from kube.api.core_v1_workloads import *  # noqa: F403
@@ -28,8 +30,10 @@ from kube.api.meta import __all__ as _meta
 from kube.api.policy_v1 import *  # noqa: F403
 from kube.api.policy_v1 import __all__ as _policy
 from kube.api.registry import DynamicObject, dynamic_model, model_for_kind, model_for_resource
+from kube.api.storage_v1 import *  # noqa: F403
+from kube.api.storage_v1 import __all__ as _storage
 
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
            *_apps, *_apps_daemonset, *_coord, *_core, *_services, *_discovery, *_meta, *_statefulset,
-           *_core_workloads, *_policy, *_batch, *_cronjob, *_volumes]
+           *_core_workloads, *_policy, *_batch, *_cronjob, *_volumes, *_storage_core, *_storage]

@@ -1,7 +1,7 @@
 """apps/v1 StatefulSet: pods with stable names (NAME-ORDINAL), created and updated in order.
 
-`volumeClaimTemplates` is kept as it came (a list of PersistentVolumeClaim objects); nothing
-in picokube creates claims from it yet.
+`volumeClaimTemplates` is kept as it came (a list of PersistentVolumeClaim objects); the
+StatefulSet controller creates one claim per template and ordinal from it.
 """
 
 from __future__ import annotations

@@ -22,9 +22,11 @@ from kube.api.batch_v1_cronjob import CronJob
 from kube.api.coordination_v1 import Lease
 from kube.api.core_v1 import ConfigMap, Event, Namespace, Node, Pod, Secret, ServiceAccount
 from kube.api.core_v1_services import Endpoints, Service
+from kube.api.core_v1_storage import PersistentVolume, PersistentVolumeClaim
 from kube.api.core_v1_workloads import ReplicationController
 from kube.api.discovery_v1 import EndpointSlice
 from kube.api.meta import ObjectMeta
+from kube.api.storage_v1 import StorageClass
 from kube.resources import ResourceInfo
 
 __all__ = ["DynamicObject", "dynamic_model", "model_for_kind", "model_for_resource"]
@@ -36,6 +38,7 @@ _MODELS: dict[str, type[KubeObject]] = {
 }
 _MODELS.update({m.info.kind: m for m in (DaemonSet, ControllerRevision)})
 _MODELS[CronJob.info.kind] = CronJob
+_MODELS.update({m.info.kind: m for m in (PersistentVolume, PersistentVolumeClaim, StorageClass)})
 
 
 def model_for_kind(kind: str) -> type[KubeObject] | None:

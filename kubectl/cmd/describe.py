@@ -26,6 +26,11 @@ from kubectl.describe_cronjob import describe_cronjob
 from kubectl.describe_daemonset import describe_daemonset
 from kubectl.describe_job import describe_job
 from kubectl.describe_service import describe_service
+from kubectl.describe_storage import (
+    describe_persistent_volume,
+    describe_persistent_volume_claim,
+    describe_storage_class,
+)
 from kubectl.describe_text import Section, age, since
 
 __all__ = ["describe"]
@@ -386,6 +391,15 @@ def _generic(s: Section, info: ResourceInfo, obj: dict[str, Any]) -> None:
         s.raw(line)
 
 
+async def _claim_users(client: RESTClient, mapper: RESTMapper, claim: dict[str, Any]) -> list[str]:
+    """The names of the pods whose volumes use `claim` (kubectl's `Used By`)."""
+    meta = claim["metadata"]
+    pods = await client.list_raw(resolve(mapper, "pods"), meta.get("namespace"))
+    return sorted(str(p["metadata"]["name"]) for p in pods.get("items") or []
+                  if any((v.get("persistentVolumeClaim") or {}).get("claimName") == meta.get("name")
+                         for v in (p.get("spec") or {}).get("volumes") or []))
+
+
 async def _describe_one(client: RESTClient, mapper: RESTMapper, info: ResourceInfo, obj: dict[str, Any]) -> str:
     s = Section()
     if info.kind == "Pod":
@@ -413,6 +427,12 @@ async def _describe_one(client: RESTClient, mapper: RESTMapper, info: ResourceIn
         describe_job(s, obj, template=_template)
     elif info.kind == "CronJob":
         describe_cronjob(s, obj, template=_template)
+    elif info.kind == "PersistentVolume":
+        describe_persistent_volume(s, obj)
+    elif info.kind == "PersistentVolumeClaim":
+        describe_persistent_volume_claim(s, obj, await _claim_users(client, mapper, obj))
+    elif info.kind == "StorageClass":
+        describe_storage_class(s, obj)
     elif info.kind == "Service":
         _meta(s, obj["metadata"])
         listed = await client.list_raw(resolve(mapper, "endpointslices.discovery.k8s.io"),

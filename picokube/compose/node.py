@@ -88,6 +88,10 @@ def start_containerd(node: ContainerdNode, timeout: float = 60.0) -> subprocess.
     return proc
 
 
+LOCAL_VOLUME_DIR = "/var/lib/kubelet/local-volumes"
+"""Where this node's local-path PersistentVolumes live (inside the node's container)."""
+
+
 def kubelet_argv(a: argparse.Namespace) -> list[str]:
     pki = a.config_dir / "pki"
     return [sys.executable, "-m", "kubelet", "--kubeconfig", str(a.config_dir / f"kubelet-{a.node_name}.kubeconfig"),
@@ -96,7 +100,7 @@ def kubelet_argv(a: argparse.Namespace) -> list[str]:
             "--tls-cert-file", str(pki / f"kubelet-{a.node_name}.crt"),
             "--tls-private-key-file", str(pki / f"kubelet-{a.node_name}.key"),
             "--client-ca-file", str(pki / "ca.crt"), "--cluster-dns", a.cluster_dns,
-            "--cluster-domain", a.cluster_domain, *a.kubelet_arg]
+            "--cluster-domain", a.cluster_domain, "--local-volume-dir", LOCAL_VOLUME_DIR, *a.kubelet_arg]
 
 
 def proxy_argv(a: argparse.Namespace) -> list[str]:

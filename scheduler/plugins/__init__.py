@@ -22,6 +22,7 @@ from scheduler.plugins import (
     node_unschedulable,
     pod_topology_spread,
     taint_toleration,
+    volume_binding,
 )
 
 __all__ = ["IN_TREE_REGISTRY", "DEFAULT_PLUGINS", "DEFAULT_SCORE_WEIGHTS"]
@@ -39,12 +40,14 @@ IN_TREE_REGISTRY: dict[str, PluginFactory] = {
     default_preemption.NAME: default_preemption.new,
     balanced_allocation.NAME: balanced_allocation.new,
     image_locality.NAME: image_locality.new,
+    volume_binding.NAME: volume_binding.new,
 }
 
 # Cheap, unresolvable checks first: filters stop at the first plugin that rejects a node.
 DEFAULT_PLUGINS: tuple[str, ...] = (
     node_unschedulable.NAME, node_name.NAME, node_ready.NAME, taint_toleration.NAME, node_affinity.NAME,
-    node_ports.NAME, node_resources_fit.NAME, pod_topology_spread.NAME, inter_pod_affinity.NAME,
+    node_ports.NAME, node_resources_fit.NAME, volume_binding.NAME, pod_topology_spread.NAME,
+    inter_pod_affinity.NAME,
     default_preemption.NAME, balanced_allocation.NAME, image_locality.NAME,
 )
 DEFAULT_SCORE_WEIGHTS: dict[str, int] = {

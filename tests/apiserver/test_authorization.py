@@ -51,7 +51,7 @@ def world(api: ApiServerHarness) -> dict[str, str]:
 
 
 # (identity, method, path, body, expected status)
-MATRIX = [
+MATRIX: list[tuple[str, str, str, Any, int]] = [
     ("admin", "GET", f"/api/v1/namespaces/{NS}/pods", None, 200),
     ("admin", "DELETE", "/api/v1/nodes/nope", None, 404),
     ("controller-manager", "POST", f"/api/v1/namespaces/{NS}/pods", pod("cm-made"), 201),
@@ -74,6 +74,11 @@ MATRIX = [
     ("node-1", "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
      {"metadata": {"name": "node-2"}, "spec": {"holderIdentity": "node-1"}}, 403),
     ("node-1", "GET", "/api/v1/secrets", None, 403),
+    ("node-1", "GET", "/api/v1/persistentvolumes", None, 200),
+    ("node-1", "DELETE", "/api/v1/persistentvolumes/any", None, 403),
+    ("scheduler", "PATCH", f"/api/v1/namespaces/{NS}/persistentvolumeclaims/none", {"metadata": {}}, 404),
+    ("controller-manager", "POST", "/apis/storage.k8s.io/v1/storageclasses",
+     {"metadata": {"name": "cm-class"}, "provisioner": "example.com/x"}, 201),
     ("node-1", "POST", f"/api/v1/namespaces/{NS}/pods", pod("node-made"), 403),
     ("sa", "GET", f"/api/v1/namespaces/{NS}/pods", None, 200),
     ("sa", "GET", f"/api/v1/namespaces/{NS}/pods/on-1", None, 200),

@@ -64,7 +64,7 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         *TRACING, "--service-cluster-ip-range", "10.96.0.0/12", "--service-node-port-range", "30000-32767")
     assert specs["controller-manager"].argv == (
         sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig",
-        "--root-ca-file", f"{tmp_path}/pki/ca.crt", *TRACING)
+        "--root-ca-file", f"{tmp_path}/pki/ca.crt", "--default-storage-class", "standard", *TRACING)
     assert specs["scheduler"].argv == (
         sys.executable, "-m", "scheduler", "--kubeconfig", f"{tmp_path}/scheduler.kubeconfig", *TRACING)
     assert specs["kubelet-node-2"].argv == (
@@ -73,7 +73,8 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--node-capacity", "cpu=2,memory=4Gi,pods=20",
         "--pod-cidr", "10.244.2.0/24", "--tls-cert-file", f"{tmp_path}/pki/kubelet-node-2.crt",
         "--tls-private-key-file", f"{tmp_path}/pki/kubelet-node-2.key", "--client-ca-file", f"{tmp_path}/pki/ca.crt",
-        *TRACING, "--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local")
+        *TRACING, "--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local",
+        "--local-volume-dir", f"{tmp_path}/nodes/node-2/volumes")
     assert specs["kube-proxy-node-2"].argv == (
         sys.executable, "-m", "proxy", "--kubeconfig", f"{tmp_path}/kube-proxy.kubeconfig",
         "--hostname-override", "node-2", "--proxy-mode", "simulated", "--cluster-cidr", "10.244.0.0/16",

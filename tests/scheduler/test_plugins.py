@@ -202,9 +202,9 @@ def test_framework_discovers_extension_points() -> None:
     fwk = Framework(Profile(plugins=DEFAULT_PLUGINS, score_weights=DEFAULT_SCORE_WEIGHTS), IN_TREE_REGISTRY)
     assert [p.name for p in fwk.filter_plugins] == [
         "NodeUnschedulable", "NodeName", "NodeReady", "TaintToleration", "NodeAffinity", "NodePorts",
-        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+        "NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity"]
     assert [p.name for p in fwk.pre_filter_plugins] == [
-        "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+        "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity"]
     assert [p.name for p in fwk.post_filter_plugins] == ["DefaultPreemption"]
     assert [p.name for p in fwk.score_plugins] == [
         "TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",

@@ -1,5 +1,6 @@
 """The admission plugins kube-apiserver enables by default that picokube serves, one per file."""
 
+from apiserver.admission.plugins.default_storage_class import DefaultStorageClass
 from apiserver.admission.plugins.default_toleration_seconds import DefaultTolerationSeconds
 from apiserver.admission.plugins.limit_ranger import LimitRanger
 from apiserver.admission.plugins.namespace_lifecycle import NamespaceLifecycle
@@ -7,6 +8,7 @@ from apiserver.admission.plugins.node_restriction import NodeRestriction
 from apiserver.admission.plugins.priority import Priority
 from apiserver.admission.plugins.resource_quota import ResourceQuota
 from apiserver.admission.plugins.service_account import ServiceAccount
+from apiserver.admission.plugins.storage_object_in_use_protection import StorageObjectInUseProtection
 
 __all__ = ["DefaultTolerationSeconds", "LimitRanger", "NamespaceLifecycle", "NodeRestriction", "Priority",
-           "ResourceQuota", "ServiceAccount"]
+           "ResourceQuota", "ServiceAccount", "DefaultStorageClass", "StorageObjectInUseProtection"]
