@@ -58,14 +58,17 @@ def _ensure_signing_key(path: Path) -> None:
         write_file_atomic(path, pem, mode=0o600)
 
 
-def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Sequence[str]]
-                      ) -> tuple[ClusterPki, dict[str, str]]:
+def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Sequence[str]],
+                      service_ip: str = "10.96.0.1") -> tuple[ClusterPki, dict[str, str]]:
     """Issue (or keep) everything listed above; `nodes` maps node name to its IP addresses.
+
+    `service_ip` is the `kubernetes` Service's cluster IP (the first of the service range),
+    which the API server's certificate must name for clients inside pods.
 
     Returns the PKI and the bearer token of each user.
     """
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    pki = ensure_cluster_pki(directory / "pki")
+    pki = ensure_cluster_pki(directory / "pki", ips=(service_ip,))
     ensure_leaf(pki, "apiserver-kubelet-client", lambda: issue_client_certificate(
         pki, user="kube-apiserver-kubelet-client", groups=("system:masters",)))
     for node, ips in nodes.items():

@@ -92,8 +92,11 @@ class ClusterPki:
         return self.ca_cert.read_bytes()
 
 
-def ensure_cluster_pki(directory: Path) -> ClusterPki:
+def ensure_cluster_pki(directory: Path, *, ips: Sequence[str] = ()) -> ClusterPki:
     """Create or reuse the CA and the API server serving certificate in `directory`.
+
+    The serving certificate names `APISERVER_IPS` and `ips` too (the `kubernetes` Service's
+    cluster IP, which in-cluster clients dial).
 
     Idempotent; not safe to run concurrently for the same directory (callers hold the
     data dir's lock).
@@ -105,9 +108,10 @@ def ensure_cluster_pki(directory: Path) -> ClusterPki:
         logger.info("Generating cluster CA in %s", directory)
         ca = _create_ca()
         _write_pair(pki.ca_cert, pki.ca_key, ca)
-    if not _serving_cert_is_valid(pki, ca[0]):
+    want_ips = (*APISERVER_IPS, *(ip for ip in ips if ip not in APISERVER_IPS))
+    if not _serving_cert_is_valid(pki, ca[0], want_ips):
         logger.info("Generating API server serving certificate in %s", directory)
-        _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca))
+        _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca, want_ips))
     return pki
 
 
@@ -153,11 +157,11 @@ def _create_ca() -> _Pair:
     return cert, key
 
 
-def _create_serving_cert(ca: _Pair) -> _Pair:
+def _create_serving_cert(ca: _Pair, ips: Sequence[str]) -> _Pair:
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
     sans: list[x509.GeneralName] = [x509.DNSName(n) for n in APISERVER_DNS_NAMES]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in APISERVER_IPS]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
     cert = (
         _leaf_builder(subject, key, ca[0], LEAF_VALIDITY)
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
@@ -208,7 +212,7 @@ def _load_valid_ca(pki: ClusterPki) -> _Pair | None:
     return cert, key
 
 
-def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate) -> bool:
+def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate, ips: Sequence[str]) -> bool:
     try:
         cert = x509.load_pem_x509_certificate(pki.apiserver_cert.read_bytes())
         key = _load_ec_key(pki.apiserver_key)
@@ -219,7 +223,7 @@ def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate) -> bool:
     have_dns = set(sans.get_values_for_type(x509.DNSName))
     have_ips = {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)}
     return (_same_key(cert, key) and _fresh(cert)
-            and set(APISERVER_DNS_NAMES) <= have_dns and set(APISERVER_IPS) <= have_ips)
+            and set(APISERVER_DNS_NAMES) <= have_dns and set(ips) <= have_ips)
 
 
 def _load_ec_key(path: Path) -> ec.EllipticCurvePrivateKey:

@@ -101,8 +101,9 @@ def prepare(config: ClusterConfig) -> dict[str, str]:
     """Create dirs, PKI, token file, kubeconfigs and cluster.json; return tokens by user."""
     for d in (config.data_dir, config.logs_dir, config.etcd_data_dir):
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    service_ip = str(ipaddress.ip_network(config.service_cluster_ip_range, strict=False)[1])
     _, tokens = issue_credentials(config.data_dir, server=config.apiserver_url,
-                                  nodes={node: ("127.0.0.1",) for node in config.node_names})
+                                  nodes={node: ("127.0.0.1",) for node in config.node_names}, service_ip=service_ip)
     config.save()
     return tokens
 
@@ -125,7 +126,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         specs.append(ComponentSpec("etcd", tuple(argv), ready=lambda: port_open(config.etcd_port), cwd=cwd))
     specs.append(python(
         "apiserver", "apiserver",
-        "--etcd-endpoints", ",".join(config.etcd_urls), "--bind-address", "127.0.0.1",
+        "--etcd-endpoints", ",".join(config.etcd_urls), "--bind-address", "0.0.0.0",
         "--port", str(config.port),
         "--tls-cert-file", str(pki.apiserver_cert), "--tls-private-key-file", str(pki.apiserver_key),
         "--client-ca-file", str(pki.ca_cert), "--token-auth-file", str(config.token_file),

@@ -109,3 +109,14 @@ def test_client_certificate_names_user_and_groups(pki: ClusterPki, tmp_path: Pat
     (tmp_path / "jane.crt").write_bytes(cert_pem)
     (tmp_path / "jane.key").write_bytes(key_pem)
     ssl.create_default_context().load_cert_chain(tmp_path / "jane.crt", tmp_path / "jane.key")
+
+
+def test_the_service_ip_joins_the_sans_and_a_certificate_without_it_is_replaced(pki: ClusterPki) -> None:
+    before = pki.apiserver_cert.read_bytes()
+    ensure_cluster_pki(pki.directory, ips=("10.96.0.1",))
+    assert pki.apiserver_cert.read_bytes() != before, "the old certificate lacked the service IP"
+    sans = load(pki.apiserver_cert).extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert ipaddress.ip_address("10.96.0.1") in sans.get_values_for_type(x509.IPAddress)
+    kept = pki.apiserver_cert.read_bytes()
+    ensure_cluster_pki(pki.directory, ips=("10.96.0.1",))
+    assert pki.apiserver_cert.read_bytes() == kept

@@ -54,7 +54,7 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
     assert "--listen-peer-urls=http://127.0.0.1:7380" in specs["etcd"].argv
     assert specs["apiserver"].argv == (
         sys.executable, "-m", "apiserver", "--etcd-endpoints", "http://127.0.0.1:7379",
-        "--bind-address", "127.0.0.1", "--port", "7443",
+        "--bind-address", "0.0.0.0", "--port", "7443",
         "--tls-cert-file", f"{tmp_path}/pki/apiserver.crt", "--tls-private-key-file", f"{tmp_path}/pki/apiserver.key",
         "--client-ca-file", f"{tmp_path}/pki/ca.crt", "--token-auth-file", f"{tmp_path}/tokens.csv",
         "--kubelet-client-certificate", f"{tmp_path}/pki/apiserver-kubelet-client.crt",
