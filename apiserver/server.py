@@ -25,7 +25,8 @@ from apiserver.apiextensions.controller import CRDController
 from apiserver.audit import AuditLog
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.authn.authenticator import Authenticator
-from apiserver.authn.serviceaccount import ServiceAccountAuthenticator, TokenSigner, load_or_generate_key
+from apiserver.authn.serviceaccount import TokenSigner, load_or_generate_key
+from apiserver.authn.serviceaccount_validator import ServiceAccountAuthenticator
 from apiserver.authz.bootstrap import bootstrap_policy
 from apiserver.authz.factory import new_authorizer
 from apiserver.config import ApiServerConfig
@@ -160,8 +161,10 @@ def _authenticator(config: ApiServerConfig, signer: TokenSigner, registry: Resou
     authenticators: list[Authenticator] = []
     if config.token_auth_file:
         authenticators.append(TokenFileAuthenticator.from_file(config.token_auth_file))
-    service_accounts = registry.lister("serviceaccounts")
-    authenticators.append(ServiceAccountAuthenticator(signer, service_accounts.get))
+    service_accounts, nodes = registry.lister("serviceaccounts"), registry.lister("nodes")
+    authenticators.append(ServiceAccountAuthenticator(
+        signer, service_accounts.get, pod_lookup=registry.lister("pods").get,
+        secret_lookup=registry.lister("secrets").get, node_lookup=lambda name: nodes.get(None, name)))
     return UnionAuthenticator(*authenticators)
 
 

@@ -97,5 +97,6 @@ def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStor
     if name == "proxy" and store.info.plural == "nodes":
         return NodeProxyStorage(store, kubelet, proxy_transport)
     if name == "token":
-        return TokenRequestStorage(store, token_issuer)
+        return TokenRequestStorage(store, token_issuer, pods=stores.get("pods"), secrets=stores.get("secrets"),
+                                   nodes=stores.get("nodes"))
     raise ValueError(f"no storage for subresource {store.info.plural}/{name}")
