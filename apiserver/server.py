@@ -189,7 +189,8 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                                         node_port_range=config.service_node_port_range)
     install_builtin(registry, store, prefix=config.etcd_prefix, max_object_bytes=config.max_object_bytes,
                     token_issuer=signer, kubelet=kubelet, proxy_transport=proxy_transport,
-                    service_allocators=allocators)
+                    service_allocators=allocators,
+                    extend_token_expiration=config.service_account_extend_token_expiration)
     caches: list[WatchCache] = []
     if config.watch_cache:
         for served in registry:
@@ -205,7 +206,8 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     for info in RESOURCES:
         if info.kind in VIRTUAL_KINDS:
             registry.add(ServedResource(info, reviews[info.kind](info)))
-    admission: AdmissionChain = default_admission(registry, admission_plugins)
+    admission: AdmissionChain = default_admission(registry, admission_plugins,
+                                                  disabled=config.disable_admission_plugins)
     metrics = Metrics()
     handler = ResourceHandler(registry, admission, max_request_bytes=config.max_request_bytes,
                               min_request_timeout=config.min_request_timeout)
