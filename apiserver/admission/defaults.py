@@ -48,6 +48,9 @@ def default_admission(registry: ResourceRegistry, extra: Iterable[object] = (),
     async def get_service_account(namespace: str, name: str) -> Obj:
         return await service_accounts.get(namespace, name)
 
+    async def get_pod(namespace: str, name: str) -> Obj:
+        return await pods.get(namespace, name)
+
     async def get_priority_class(name: str) -> Obj:
         return await priority_classes.get(None, name)
 
@@ -65,7 +68,7 @@ def default_admission(registry: ResourceRegistry, extra: Iterable[object] = (),
         NamespaceLifecycle(namespaces.lister(), get_namespace),
         LimitRanger(registry.lister("limitranges")),
         ServiceAccount(service_accounts.lister(), get_service_account),
-        NodeRestriction(),
+        NodeRestriction(get_pod),
         Priority(priority_classes.lister(), get_priority_class),
         DefaultTolerationSeconds(),
     ]

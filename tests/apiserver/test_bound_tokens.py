@@ -167,3 +167,36 @@ def test_expiration_and_metadata_are_validated(c: httpx.Client, ns: str, world: 
     assert named.status_code == 422
     assert "metadata.name: Invalid value: \"someone-else\": must match the service account name if specified" \
         in named.json()["message"]
+
+
+def test_a_kubelet_mints_tokens_only_for_its_own_pods(api: ApiServerHarness, c: httpx.Client, ns: str,
+                                                      world: dict[str, Any], as_token: Any) -> None:
+    projected = {"name": "kube-api-access-abcde", "projected": {"sources": [
+        {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}]}}
+    pods = {}
+    for node in ("node-1", "node-2"):
+        body = {"metadata": {"name": f"on-{node}"}, "spec": {
+            "serviceAccountName": "app" if node == "node-1" else "other-app", "nodeName": node,
+            "volumes": [projected], "containers": [{"name": "c", "image": "busybox"}]}}
+        c.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json={"metadata": {"name": "other-app"}})
+        resp = c.post(f"/api/v1/namespaces/{ns}/pods", json=body)
+        assert resp.status_code == 201, resp.text
+        pods[node] = resp.json()
+    c.post(f"/api/v1/namespaces/{ns}/configmaps", json={"metadata": {"name": "kube-root-ca.crt"},
+                                                        "data": {"ca.crt": "pem"}})
+    kubelet = as_token(api.token("node-1"))
+    eventually_sync(lambda: request_token(kubelet, ns, boundObjectRef=ref(pods["node-1"])).status_code == 201,
+                    message="node-1 gets a token for its pod")
+    assert kubelet.get(f"/api/v1/namespaces/{ns}/configmaps/kube-root-ca.crt").status_code == 200
+    unbound = request_token(kubelet, ns)
+    assert unbound.status_code == 403
+    assert unbound.json()["message"] == 'serviceaccounts "app" is forbidden: node requested token not bound to a pod'
+    no_uid = request_token(kubelet, ns, boundObjectRef={"apiVersion": "v1", "kind": "Pod", "name": "on-node-1"})
+    assert no_uid.json()["message"].endswith("node requested token with a pod binding without a uid")
+    # node-2's pod: node-1 has no pod of that account (authorizer), nor may it bind to that pod (admission).
+    assert request_token(kubelet, ns, "other-app", boundObjectRef=ref(pods["node-2"])).status_code == 403
+    elsewhere = request_token(kubelet, ns, boundObjectRef=ref(world["pod"]))
+    assert elsewhere.status_code == 403
+    assert elsewhere.json()["message"] == ('serviceaccounts "app" is forbidden: node requested token bound to a pod '
+                                           "scheduled on a different node")

@@ -11,6 +11,9 @@ pod-bound token also records the pod's node (name and uid; the name alone when t
 gone). Such a token stops authenticating once its object is gone or replaced (see
 authn/serviceaccount_validator.py).
 
+Validating admission sees the request as a CREATE of serviceaccounts/token (NodeRestriction
+holds a kubelet to tokens bound to its own pods there).
+
 As upstream with `--service-account-extend-token-expiration` (the default), a pod-bound
 token requested for exactly 3607 seconds (the expiry the ServiceAccount admission puts in
 the `kube-api-access-*` volume) for the API server's own audiences is signed for a year,
@@ -25,6 +28,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from apiserver.admission.interfaces import Operation
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj
 from apiserver.validation.field import invalid
@@ -77,6 +81,11 @@ class TokenRequestStorage:
         expiration = spec.get("expirationSeconds")
         expiration = 3600 if expiration is None else expiration
         _validate(expiration)
+        request = {**obj, "metadata": {**meta, "name": name, "namespace": namespace}, "spec": {
+            **spec, "audiences": audiences, "expirationSeconds": expiration}}
+        await ctx.admission.chain.validate(ctx.admission.attributes(
+            Operation.CREATE, resource=self.service_accounts.info, subresource="token", namespace=namespace,
+            name=name, obj=request, old=None, dry_run=ctx.dry_run))
         now = time.time()
         binding = await self._bound_objects(namespace, name, spec.get("boundObjectRef"))
         expiration = min(expiration, MAX_EXPIRATION_SECONDS)
