@@ -166,3 +166,61 @@ def test_the_shared_harness_defaults_names_but_mounts_nothing(admin_http: httpx.
                          headers={"Authorization": f"Bearer {off.token('admin')}"}, timeout=30) as client:
         created = create(client, "default", pod("bare", serviceAccountName="nobody"))
         assert token_volumes(created) == []
+
+
+def test_a_pod_recreated_from_its_own_spec_keeps_one_volume(c: httpx.Client, ns: str) -> None:
+    """`kubectl get pod -o json | kubectl create -f -` under another name: the volume is reused, not doubled."""
+    first = create(c, ns, pod("original"))
+    copy = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "copy"}, "spec": first["spec"]}
+    second = create(c, ns, copy)
+    assert token_volumes(second) == token_volumes(first)
+    assert len(second["spec"]["containers"][0]["volumeMounts"]) == 1
+
+
+STRICT = "kubernetes.io/enforce-mountable-secrets"
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"volumes": [{"name": "v", "secret": {"secretName": "nope"}}]},
+     'volume with secret.secretName="nope" is not allowed because service account strict does not reference that '
+     "secret"),
+    ({"containers": [{"name": "c", "image": "busybox", "env": [
+        {"name": "PW", "valueFrom": {"secretKeyRef": {"name": "nope", "key": "k"}}}]}]},
+     'container c with envVar PW referencing secret.secretName="nope" is not allowed because service account strict '
+     "does not reference that secret"),
+    ({"initContainers": [{"name": "i", "image": "busybox", "envFrom": [{"secretRef": {"name": "nope"}}]}]},
+     'init container i with envFrom referencing secret.secretName="nope" is not allowed because service account '
+     "strict does not reference that secret"),
+    ({"imagePullSecrets": [{"name": "other"}]},
+     'imagePullSecrets[0].name="other" is not allowed because service account strict does not reference that '
+     "imagePullSecret"),
+])
+def test_an_account_can_hold_its_pods_to_its_secrets(c: httpx.Client, ns: str, extra: dict[str, Any],
+                                                      message: str) -> None:
+    c.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json={
+        "metadata": {"name": "strict", "annotations": {STRICT: "true"}}, "secrets": [{"name": "ok"}],
+        "imagePullSecrets": [{"name": "pull"}]})
+    allowed = create(c, ns, pod("fine", serviceAccountName="strict",
+                                volumes=[{"name": "v", "secret": {"secretName": "ok"}}]))
+    assert allowed["spec"]["imagePullSecrets"] == [{"name": "pull"}]
+    resp = c.post(f"/api/v1/namespaces/{ns}/pods", json=pod("held", serviceAccountName="strict", **extra))
+    assert resp.status_code == 403
+    assert resp.json()["message"] == f'pods "held" is forbidden: {message}'
+
+
+def test_an_ephemeral_container_is_held_to_the_accounts_secrets(c: httpx.Client, ns: str) -> None:
+    c.post(f"/api/v1/namespaces/{ns}/serviceaccounts", json={
+        "metadata": {"name": "strict", "annotations": {STRICT: "true"}}, "secrets": [{"name": "ok"}]})
+    create(c, ns, pod("debugged", serviceAccountName="strict"))
+    url = f"/api/v1/namespaces/{ns}/pods/debugged/ephemeralcontainers"
+    smp = {"Content-Type": "application/strategic-merge-patch+json"}
+
+    def debugger(name: str, secret: str) -> dict[str, Any]:
+        return {"spec": {"ephemeralContainers": [{"name": name, "image": "busybox",
+                                                  "envFrom": [{"secretRef": {"name": secret}}]}]}}
+    refused = c.patch(url, json=debugger("bad", "nope"), headers=smp)
+    assert refused.status_code == 403
+    assert refused.json()["message"] == (
+        'pods "debugged" is forbidden: ephemeral container bad with envFrom referencing secret.secretName="nope" is '
+        "not allowed because service account strict does not reference that secret")
+    assert c.patch(url, json=debugger("good", "ok"), headers=smp).status_code == 200

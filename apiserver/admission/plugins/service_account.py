@@ -16,7 +16,10 @@ Mirrors plugin/pkg/admission/serviceaccount. On a pod create:
   (they are added later, through their own subresource, as upstream). A pod that already has
   a `kube-api-access-*` volume keeps it and gets no second one; no volume is added when no
   container would mount it;
-- a pod with no imagePullSecrets gets its account's.
+- a pod with no imagePullSecrets gets its account's;
+- an account annotated `kubernetes.io/enforce-mountable-secrets: "true"` holds its pods,
+  and the ephemeral containers later added to them, to the secrets it lists
+  (_mountable_secrets.py).
 Mirror pods (annotation kubernetes.io/config.mirror) are left as they are, and refused if
 they name a service account, a secret or a token projection. Creating the same pod twice
 gives two different volume names; everything else is idempotent.
@@ -29,7 +32,12 @@ import random
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from apiserver.admission.interfaces import Attributes, Obj
+from apiserver.admission.interfaces import Attributes, Obj, Operation
+from apiserver.admission.plugins._mountable_secrets import (
+    enforces_mountable_secrets,
+    ephemeral_secret_error,
+    secret_reference_error,
+)
 from apiserver.admission.plugins._pods import PodCreateMutation, forbidden
 from apiserver.registry.lister import ObjectLister
 from kube.errors import ApiError
@@ -69,6 +77,35 @@ class ServiceAccount(PodCreateMutation):
         self.retry_interval = retry_interval
         self.generate_suffix = generate_suffix or (lambda: "".join(random.choices(_NAME_ALPHABET, k=5)))
 
+    def handles(self, operation: Operation) -> bool:
+        return operation in (Operation.CREATE, Operation.UPDATE)
+
+    async def admit(self, attrs: Attributes) -> None:
+        if attrs.operation is Operation.CREATE:
+            await super().admit(attrs)
+        elif attrs.targets("", "pods", "ephemeralcontainers") and isinstance(attrs.object, dict):
+            await self._admit_ephemeral_containers(attrs, attrs.object)
+
+    async def _admit_ephemeral_containers(self, attrs: Attributes, pod: Obj) -> None:
+        """Ephemeral containers being added may use only the secrets the pod's account allows."""
+        spec, name = pod.get("spec") or {}, _pod_name(attrs, pod)
+        account_name = spec.get("serviceAccountName")
+        if self.get is None:
+            return
+        if not account_name:
+            raise forbidden(name, f"no service account specified for pod {attrs.namespace}/{name}")
+        account = await self._lookup(attrs.namespace, name, str(account_name))
+        error = ephemeral_secret_error(account, spec) if enforces_mountable_secrets(account) else None
+        if error:
+            raise forbidden(name, error)
+
+    async def _lookup(self, namespace: str, pod_name: str, account_name: str) -> Obj:
+        account = await self._service_account(namespace, account_name)
+        if account is None:
+            raise forbidden(pod_name, f"error looking up service account {namespace}/{account_name}: "
+                                      f'serviceaccount "{account_name}" not found')
+        return account
+
     async def admit_pod(self, attrs: Attributes, spec: Obj) -> None:
         pod = attrs.object or {}
         name = _pod_name(attrs, pod)
@@ -80,16 +117,15 @@ class ServiceAccount(PodCreateMutation):
         spec["serviceAccount"] = spec["serviceAccountName"]
         if self.get is None:
             return  # defaulting only: no store to check the account against
-        account_name = str(spec["serviceAccountName"])
-        account = await self._service_account(attrs.namespace, account_name)
-        if account is None:
-            raise forbidden(name, f"error looking up service account {attrs.namespace}/{account_name}: "
-                                  f'serviceaccount "{account_name}" not found')
+        account = await self._lookup(attrs.namespace, name, str(spec["serviceAccountName"]))
         if _should_automount(account, spec):
             self._mount_token(spec)
         if not spec.get("imagePullSecrets") and account.get("imagePullSecrets"):
             spec["imagePullSecrets"] = [{"name": s.get("name")} for s in account["imagePullSecrets"]
                                         if isinstance(s, dict)]
+        error = secret_reference_error(account, spec) if enforces_mountable_secrets(account) else None
+        if error:
+            raise forbidden(name, error)
 
     async def _service_account(self, namespace: str, name: str) -> Obj | None:
         """The account from the cache, else from storage (retried briefly for `default`), else None."""
