@@ -16,6 +16,7 @@ server URL and the node addresses.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -58,14 +59,16 @@ def _ensure_signing_key(path: Path) -> None:
         write_file_atomic(path, pem, mode=0o600)
 
 
-def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Sequence[str]]
-                      ) -> tuple[ClusterPki, dict[str, str]]:
+def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Sequence[str]],
+                      service_cluster_ip_range: str = "10.96.0.0/12") -> tuple[ClusterPki, dict[str, str]]:
     """Issue (or keep) everything listed above; `nodes` maps node name to its IP addresses.
 
-    Returns the PKI and the bearer token of each user.
+    The API server's certificate also names the range's first address, the `kubernetes`
+    Service's, which in-cluster clients dial. Returns the PKI and the bearer token of each user.
     """
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    pki = ensure_cluster_pki(directory / "pki")
+    kubernetes_service_ip = str(ipaddress.ip_network(service_cluster_ip_range, strict=False)[1])
+    pki = ensure_cluster_pki(directory / "pki", ips=(kubernetes_service_ip,))
     ensure_leaf(pki, "apiserver-kubelet-client", lambda: issue_client_certificate(
         pki, user="kube-apiserver-kubelet-client", groups=("system:masters",)))
     for node, ips in nodes.items():

@@ -8,8 +8,10 @@ every later `picokube up`, so kubeconfigs handed out earlier keep working.
 Guarantees:
 - `ensure_cluster_pki(dir)` leaves `ca.crt`, `ca.key`, `apiserver.crt`, `apiserver.key` in
   `dir`. Files that exist, parse, belong together, are not about to expire and (for the
-  serving certificate) carry every SAN in `APISERVER_DNS_NAMES`/`APISERVER_IPS` are kept;
-  anything else is regenerated. A new CA always brings a new serving certificate.
+  serving certificate) carry every SAN in `APISERVER_DNS_NAMES`/`APISERVER_IPS` and the
+  `ips` asked for are kept; anything else is regenerated. A new CA always brings a new
+  serving certificate. The `kubernetes` Service's cluster IP belongs in `ips`: a client in
+  a pod dials it (KUBERNETES_SERVICE_HOST) and checks the certificate against it.
 - Keys are ECDSA P-256, written PKCS#8 PEM with mode 0600. The CA is valid 10 years, leaf
   certificates 1 year.
 - `issue_client_certificate` signs a client certificate the way kube-apiserver's x509
@@ -92,8 +94,8 @@ class ClusterPki:
         return self.ca_cert.read_bytes()
 
 
-def ensure_cluster_pki(directory: Path) -> ClusterPki:
-    """Create or reuse the CA and the API server serving certificate in `directory`.
+def ensure_cluster_pki(directory: Path, *, ips: Sequence[str] = ()) -> ClusterPki:
+    """Create or reuse the CA and the API server serving certificate (also for `ips`) in `directory`.
 
     Idempotent; not safe to run concurrently for the same directory (callers hold the
     data dir's lock).
@@ -105,9 +107,10 @@ def ensure_cluster_pki(directory: Path) -> ClusterPki:
         logger.info("Generating cluster CA in %s", directory)
         ca = _create_ca()
         _write_pair(pki.ca_cert, pki.ca_key, ca)
-    if not _serving_cert_is_valid(pki, ca[0]):
+    wanted_ips = tuple(dict.fromkeys((*APISERVER_IPS, *ips)))
+    if not _serving_cert_is_valid(pki, ca[0], wanted_ips):
         logger.info("Generating API server serving certificate in %s", directory)
-        _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca))
+        _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca, wanted_ips))
     return pki
 
 
@@ -153,11 +156,11 @@ def _create_ca() -> _Pair:
     return cert, key
 
 
-def _create_serving_cert(ca: _Pair) -> _Pair:
+def _create_serving_cert(ca: _Pair, ips: Sequence[str]) -> _Pair:
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
     sans: list[x509.GeneralName] = [x509.DNSName(n) for n in APISERVER_DNS_NAMES]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in APISERVER_IPS]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
     cert = (
         _leaf_builder(subject, key, ca[0], LEAF_VALIDITY)
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
@@ -208,7 +211,7 @@ def _load_valid_ca(pki: ClusterPki) -> _Pair | None:
     return cert, key
 
 
-def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate) -> bool:
+def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate, ips: Sequence[str]) -> bool:
     try:
         cert = x509.load_pem_x509_certificate(pki.apiserver_cert.read_bytes())
         key = _load_ec_key(pki.apiserver_key)
@@ -217,9 +220,9 @@ def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate) -> bool:
     except (OSError, ValueError, TypeError, InvalidSignature, x509.ExtensionNotFound):
         return False
     have_dns = set(sans.get_values_for_type(x509.DNSName))
-    have_ips = {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)}
+    have_ips = {ipaddress.ip_address(str(ip)) for ip in sans.get_values_for_type(x509.IPAddress)}
     return (_same_key(cert, key) and _fresh(cert)
-            and set(APISERVER_DNS_NAMES) <= have_dns and set(APISERVER_IPS) <= have_ips)
+            and set(APISERVER_DNS_NAMES) <= have_dns and {ipaddress.ip_address(ip) for ip in ips} <= have_ips)
 
 
 def _load_ec_key(path: Path) -> ec.EllipticCurvePrivateKey:

@@ -101,7 +101,8 @@ def prepare(config: ClusterConfig) -> dict[str, str]:
     for d in (config.data_dir, config.logs_dir, config.etcd_data_dir):
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
     _, tokens = issue_credentials(config.data_dir, server=config.apiserver_url,
-                                  nodes={node: ("127.0.0.1",) for node in config.node_names})
+                                  nodes={node: ("127.0.0.1",) for node in config.node_names},
+                                  service_cluster_ip_range=config.service_cluster_ip_range)
     config.save()
     return tokens
 

@@ -4,8 +4,11 @@ until the pod is gone."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import uuid
+
+from cryptography import x509
 
 from kube.testing.cluster import Cluster
 from kube.testing.eventually import eventually_sync
@@ -37,3 +40,12 @@ def test_a_pod_of_a_fresh_namespace_gets_its_credentials_and_a_bound_token(clust
     eventually_sync(lambda: cluster.kubectl("auth", "whoami", "--token", token).returncode != 0, timeout=30,
                     message="the token ends with its pod")
     assert "Unauthorized" in cluster.kubectl("auth", "whoami", "--token", token).stderr
+
+
+def test_the_api_servers_certificate_names_the_kubernetes_service(cluster: Cluster) -> None:
+    """What in-cluster clients dial (KUBERNETES_SERVICE_HOST) is what the certificate names."""
+    service = json.loads(cluster.kubectl_ok("get", "service", "kubernetes", "-n", "default", "-o", "json"))
+    cert = x509.load_pem_x509_certificate((cluster.data_dir / "pki" / "apiserver.crt").read_bytes())
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert ipaddress.ip_address(service["spec"]["clusterIP"]) in sans.get_values_for_type(x509.IPAddress)
+    assert "kubernetes.default.svc" in sans.get_values_for_type(x509.DNSName)
