@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from apiserver.admission.interfaces import Operation
+from apiserver.authn.serviceaccount import ObjectRef
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.rest.interfaces import Context, Kind, Obj
 from apiserver.validation.field import invalid
@@ -48,16 +49,13 @@ class TokenIssuer(Protocol):
     def audiences(self) -> Sequence[str]: ...
 
     def issue(self, *, namespace: str, name: str, uid: str, audiences: Sequence[str], expiration_seconds: int,
-              now: float | None = None, pod: Any = None, secret: Any = None, node: Any = None,
-              warn_after_seconds: int | None = None) -> tuple[str, Any]: ...
+              now: float | None = None, pod: ObjectRef | None = None, secret: ObjectRef | None = None,
+              node: ObjectRef | None = None, warn_after_seconds: int | None = None) -> tuple[str, Any]: ...
 
 
-class _Ref:
-    """The (name, uid) of a bound object, in the shape the issuer takes."""
-
-    def __init__(self, obj: Obj) -> None:
-        meta = obj.get("metadata") or {}
-        self.name, self.uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+def _ref(obj: Obj) -> ObjectRef:
+    meta = obj.get("metadata") or {}
+    return ObjectRef(str(meta.get("name") or ""), str(meta.get("uid") or ""))
 
 
 class TokenRequestStorage:
@@ -105,7 +103,7 @@ class TokenRequestStorage:
                          "boundObjectRef": spec.get("boundObjectRef")},
                 "status": {"token": token, "expirationTimestamp": format_time(int(now) + expiration)}}
 
-    async def _bound_objects(self, namespace: str, account: str, ref: Any) -> dict[str, _Ref]:
+    async def _bound_objects(self, namespace: str, account: str, ref: Any) -> dict[str, ObjectRef]:
         """The issuer's pod/secret/node arguments for `spec.boundObjectRef` (empty when unbound)."""
         if not isinstance(ref, dict):
             return {}
@@ -127,23 +125,23 @@ class TokenRequestStorage:
                 raise BadRequest(f'cannot bind token for serviceaccount "{account}" to pod running with different '
                                  "serviceaccount name.")
             node = await self._pod_node(obj)
-            return {"pod": _Ref(obj), **({"node": node} if node is not None else {})}
-        return {"secret" if kind == "Secret" else "node": _Ref(obj)}
+            return {"pod": _ref(obj), **({"node": node} if node is not None else {})}
+        return {"secret" if kind == "Secret" else "node": _ref(obj)}
 
-    async def _pod_node(self, pod: Obj) -> _Ref | None:
+    async def _pod_node(self, pod: Obj) -> ObjectRef | None:
         """The node a pod runs on, for the token's node info; its name alone when the Node is gone."""
         node_name = (pod.get("spec") or {}).get("nodeName")
         if not node_name or self.nodes is None:
             return None
         cached = self.nodes.lister().get(None, node_name)
         if cached is not None:
-            return _Ref(cached)
+            return _ref(cached)
         try:
-            return _Ref(await self.nodes.get(None, node_name))
+            return _ref(await self.nodes.get(None, node_name))
         except ApiError as e:
             if e.code != 404:
                 raise
-            return _Ref({"metadata": {"name": node_name}})
+            return _ref({"metadata": {"name": node_name}})
 
 
 def _check_metadata(meta: Obj, name: str, namespace: str) -> None:
