@@ -67,6 +67,10 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
                    help="CIDR cluster IPs are allocated from (its first address goes to the kubernetes Service)")
     p.add_argument("--service-node-port-range", default="30000-32767", help="node ports are allocated from this range")
     p.add_argument("--advertise-address", help="the address the kubernetes Service's endpoints name")
+    p.add_argument("--disable-admission-plugins", default="",
+                   help="comma-separated admission plugins to leave out of the default chain")
+    p.add_argument("--service-account-extend-token-expiration", default="true", choices=["true", "false"],
+                   help="sign pod-bound 3607-second tokens for a year, warning after the hour")
     a = p.parse_args(argv)
     check_service_ranges(a.service_cluster_ip_range, a.service_node_port_range, a.advertise_address)
     if not (a.tls_cert_file and a.tls_private_key_file):
@@ -87,6 +91,8 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         trace_retention_seconds=a.trace_retention_seconds, trace_max_spans=a.trace_max_spans,
         service_cluster_ip_range=a.service_cluster_ip_range, service_node_port_range=a.service_node_port_range,
         advertise_address=a.advertise_address,
+        disable_admission_plugins=tuple(x.strip() for x in a.disable_admission_plugins.split(",") if x.strip()),
+        service_account_extend_token_expiration=a.service_account_extend_token_expiration == "true",
     )
 
 

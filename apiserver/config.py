@@ -63,3 +63,8 @@ class ApiServerConfig:
     advertise_address: str | None = None
     # Seconds between passes that reclaim cluster IPs and node ports no Service holds.
     service_repair_interval: float = 180.0
+    # Admission plugins left out of the default chain (`--disable-admission-plugins`), by name.
+    disable_admission_plugins: tuple[str, ...] = ()
+    # Sign the kubelet's pod-bound 3607-second tokens for a year, warning after the hour
+    # (`--service-account-extend-token-expiration`, upstream's default).
+    service_account_extend_token_expiration: bool = True

@@ -25,7 +25,8 @@ from apiserver.apiextensions.controller import CRDController
 from apiserver.audit import AuditLog
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.authn.authenticator import Authenticator
-from apiserver.authn.serviceaccount import ServiceAccountAuthenticator, TokenSigner, load_or_generate_key
+from apiserver.authn.serviceaccount import TokenSigner, load_or_generate_key
+from apiserver.authn.serviceaccount_validator import ServiceAccountAuthenticator
 from apiserver.authz.bootstrap import bootstrap_policy
 from apiserver.authz.factory import new_authorizer
 from apiserver.config import ApiServerConfig
@@ -160,8 +161,10 @@ def _authenticator(config: ApiServerConfig, signer: TokenSigner, registry: Resou
     authenticators: list[Authenticator] = []
     if config.token_auth_file:
         authenticators.append(TokenFileAuthenticator.from_file(config.token_auth_file))
-    service_accounts = registry.lister("serviceaccounts")
-    authenticators.append(ServiceAccountAuthenticator(signer, service_accounts.get))
+    service_accounts, nodes = registry.lister("serviceaccounts"), registry.lister("nodes")
+    authenticators.append(ServiceAccountAuthenticator(
+        signer, service_accounts.get, pod_lookup=registry.lister("pods").get,
+        secret_lookup=registry.lister("secrets").get, node_lookup=lambda name: nodes.get(None, name)))
     return UnionAuthenticator(*authenticators)
 
 
@@ -186,7 +189,8 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                                         node_port_range=config.service_node_port_range)
     install_builtin(registry, store, prefix=config.etcd_prefix, max_object_bytes=config.max_object_bytes,
                     token_issuer=signer, kubelet=kubelet, proxy_transport=proxy_transport,
-                    service_allocators=allocators)
+                    service_allocators=allocators,
+                    extend_token_expiration=config.service_account_extend_token_expiration)
     caches: list[WatchCache] = []
     if config.watch_cache:
         for served in registry:
@@ -202,7 +206,8 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     for info in RESOURCES:
         if info.kind in VIRTUAL_KINDS:
             registry.add(ServedResource(info, reviews[info.kind](info)))
-    admission: AdmissionChain = default_admission(registry, admission_plugins)
+    admission: AdmissionChain = default_admission(registry, admission_plugins,
+                                                  disabled=config.disable_admission_plugins)
     metrics = Metrics()
     handler = ResourceHandler(registry, admission, max_request_bytes=config.max_request_bytes,
                               min_request_timeout=config.min_request_timeout)

@@ -1,14 +1,7 @@
-"""Service environment variables: how a container finds Services (and the API server) by name.
+"""Service environment variables for a pod, from Services the kubelet lists when it needs them.
 
-Mirrors pkg/kubelet/envvars (FromServices) and kubelet_pods.go getServiceEnvVarMap:
-- the `kubernetes` Service of the `default` namespace is always given, so in-cluster clients
-  find the API server through KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT;
-- with `enableServiceLinks` (the default), every Service of the pod's namespace too (one of
-  that namespace named `kubernetes` replaces the API server's only outside `default`);
-- a Service without a cluster IP (headless, ExternalName) gives nothing;
-- per Service NAME (upper case, `-` as `_`): NAME_SERVICE_HOST, NAME_SERVICE_PORT (the first
-  port), NAME_SERVICE_PORT_<PORTNAME> per named port, and the Docker link variables NAME_PORT,
-  NAME_PORT_<port>_<PROTO>{,_PROTO,_PORT,_ADDR}.
+Which Services and which variable names is `kubelet.service_env`'s rule (getServiceEnvVarMap
+and envvars.FromServices); this module only fetches the Services.
 The services are read with the kubelet's client (one list per namespace), cached for a few
 seconds so a burst of container starts costs one request.
 """
@@ -20,41 +13,11 @@ from typing import Any
 
 from kube.api import Service
 from kubelet.pod_objects import ObjectGetter
+from kubelet.service_env import DEFAULT_NAMESPACE, service_env
 
-__all__ = ["ServiceEnvironment", "service_env_vars"]
+__all__ = ["ServiceEnvironment"]
 
 _CACHE_SECONDS = 5.0
-_MASTER_NAMESPACE = "default"
-_MASTER_SERVICES = frozenset({"kubernetes"})
-
-
-def _env_name(name: str) -> str:
-    return name.upper().replace("-", "_")
-
-
-def service_env_vars(services: list[Service]) -> dict[str, str]:
-    """The variables of `services`, in their order (FromServices)."""
-    env: dict[str, str] = {}
-    for svc in services:
-        ip, ports = svc.spec.cluster_ip, svc.spec.ports or []
-        if not ip or ip == "None" or not ports:
-            continue
-        name = _env_name(str(svc.metadata.name))
-        env[f"{name}_SERVICE_HOST"] = ip
-        env[f"{name}_SERVICE_PORT"] = str(ports[0].port)
-        for p in ports:
-            if p.name:
-                env[f"{name}_SERVICE_PORT_{_env_name(p.name)}"] = str(p.port)
-        first = ports[0]
-        env[f"{name}_PORT"] = f"{(first.protocol or 'TCP').lower()}://{ip}:{first.port}"
-        for p in ports:
-            proto = p.protocol or "TCP"
-            prefix = f"{name}_PORT_{p.port}_{proto.upper()}"
-            env[prefix] = f"{proto.lower()}://{ip}:{p.port}"
-            env[f"{prefix}_PROTO"] = proto.lower()
-            env[f"{prefix}_PORT"] = str(p.port)
-            env[f"{prefix}_ADDR"] = ip
-    return env
 
 
 class ServiceEnvironment:
@@ -79,13 +42,7 @@ class ServiceEnvironment:
 
     async def for_pod(self, namespace: str, *, enable_service_links: bool) -> dict[str, str]:
         """The pod's service variables (getServiceEnvVarMap); raises the API's error when listing fails."""
-        chosen: dict[str, Service] = {}
-        for svc in await self._services(_MASTER_NAMESPACE):
-            if str(svc.metadata.name) in _MASTER_SERVICES:
-                chosen[str(svc.metadata.name)] = svc
-        if enable_service_links:
-            for svc in await self._services(namespace):
-                name = str(svc.metadata.name)
-                if namespace != _MASTER_NAMESPACE or name not in _MASTER_SERVICES:
-                    chosen[name] = svc
-        return service_env_vars(list(chosen.values()))
+        services = await self._services(DEFAULT_NAMESPACE)
+        if enable_service_links and namespace != DEFAULT_NAMESPACE:
+            services = [*services, *await self._services(namespace)]
+        return service_env(namespace, enable_service_links=enable_service_links, services=services)

@@ -16,6 +16,7 @@ server URL and the node addresses.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -59,16 +60,15 @@ def _ensure_signing_key(path: Path) -> None:
 
 
 def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Sequence[str]],
-                      service_ip: str = "10.96.0.1") -> tuple[ClusterPki, dict[str, str]]:
+                      service_cluster_ip_range: str = "10.96.0.0/12") -> tuple[ClusterPki, dict[str, str]]:
     """Issue (or keep) everything listed above; `nodes` maps node name to its IP addresses.
 
-    `service_ip` is the `kubernetes` Service's cluster IP (the first of the service range),
-    which the API server's certificate must name for clients inside pods.
-
-    Returns the PKI and the bearer token of each user.
+    The API server's certificate also names the range's first address, the `kubernetes`
+    Service's, which in-cluster clients dial. Returns the PKI and the bearer token of each user.
     """
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    pki = ensure_cluster_pki(directory / "pki", ips=(service_ip,))
+    kubernetes_service_ip = str(ipaddress.ip_network(service_cluster_ip_range, strict=False)[1])
+    pki = ensure_cluster_pki(directory / "pki", ips=(kubernetes_service_ip,))
     ensure_leaf(pki, "apiserver-kubelet-client", lambda: issue_client_certificate(
         pki, user="kube-apiserver-kubelet-client", groups=("system:masters",)))
     for node, ips in nodes.items():

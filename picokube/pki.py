@@ -8,8 +8,10 @@ every later `picokube up`, so kubeconfigs handed out earlier keep working.
 Guarantees:
 - `ensure_cluster_pki(dir)` leaves `ca.crt`, `ca.key`, `apiserver.crt`, `apiserver.key` in
   `dir`. Files that exist, parse, belong together, are not about to expire and (for the
-  serving certificate) carry every SAN in `APISERVER_DNS_NAMES`/`APISERVER_IPS` are kept;
-  anything else is regenerated. A new CA always brings a new serving certificate.
+  serving certificate) carry every SAN in `APISERVER_DNS_NAMES`/`APISERVER_IPS` and the
+  `ips` asked for are kept; anything else is regenerated. A new CA always brings a new
+  serving certificate. The `kubernetes` Service's cluster IP belongs in `ips`: a client in
+  a pod dials it (KUBERNETES_SERVICE_HOST) and checks the certificate against it.
 - Keys are ECDSA P-256, written PKCS#8 PEM with mode 0600. The CA is valid 10 years, leaf
   certificates 1 year.
 - `issue_client_certificate` signs a client certificate the way kube-apiserver's x509
@@ -108,10 +110,10 @@ def ensure_cluster_pki(directory: Path, *, ips: Sequence[str] = ()) -> ClusterPk
         logger.info("Generating cluster CA in %s", directory)
         ca = _create_ca()
         _write_pair(pki.ca_cert, pki.ca_key, ca)
-    want_ips = (*APISERVER_IPS, *(ip for ip in ips if ip not in APISERVER_IPS))
-    if not _serving_cert_is_valid(pki, ca[0], want_ips):
+    wanted_ips = tuple(dict.fromkeys((*APISERVER_IPS, *ips)))
+    if not _serving_cert_is_valid(pki, ca[0], wanted_ips):
         logger.info("Generating API server serving certificate in %s", directory)
-        _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca, want_ips))
+        _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca, wanted_ips))
     return pki
 
 
@@ -221,9 +223,9 @@ def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate, ips: Sequ
     except (OSError, ValueError, TypeError, InvalidSignature, x509.ExtensionNotFound):
         return False
     have_dns = set(sans.get_values_for_type(x509.DNSName))
-    have_ips = {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)}
+    have_ips = {ipaddress.ip_address(str(ip)) for ip in sans.get_values_for_type(x509.IPAddress)}
     return (_same_key(cert, key) and _fresh(cert)
-            and set(APISERVER_DNS_NAMES) <= have_dns and set(ips) <= have_ips)
+            and set(APISERVER_DNS_NAMES) <= have_dns and {ipaddress.ip_address(ip) for ip in ips} <= have_ips)
 
 
 def _load_ec_key(path: Path) -> ec.EllipticCurvePrivateKey:

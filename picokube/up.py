@@ -101,9 +101,9 @@ def prepare(config: ClusterConfig) -> dict[str, str]:
     """Create dirs, PKI, token file, kubeconfigs and cluster.json; return tokens by user."""
     for d in (config.data_dir, config.logs_dir, config.etcd_data_dir):
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    service_ip = str(ipaddress.ip_network(config.service_cluster_ip_range, strict=False)[1])
     _, tokens = issue_credentials(config.data_dir, server=config.apiserver_url,
-                                  nodes={node: ("127.0.0.1",) for node in config.node_names}, service_ip=service_ip)
+                                  nodes={node: ("127.0.0.1",) for node in config.node_names},
+                                  service_cluster_ip_range=config.service_cluster_ip_range)
     config.save()
     return tokens
 

@@ -6,17 +6,15 @@ public key as upstream derives it, and the claims:
 - `iss`: the issuer (configurable; default `https://kubernetes.default.svc.cluster.local`);
 - `sub`: `system:serviceaccount:<namespace>:<name>`; `aud`: the audiences asked for, else
   the API server's own; `iat`, `nbf`, `exp`;
-- `kubernetes.io`: {namespace, serviceaccount {name, uid}, and pod {name, uid} when bound}.
+- `jti`: a fresh UUID per token (the user's `authentication.kubernetes.io/credential-id`);
+- `kubernetes.io`: {namespace, serviceaccount {name, uid}}, plus the object the token is
+  bound to: pod {name, uid} (with node {name, uid} of the pod's node when it has one),
+  secret {name, uid} or node {name, uid}; and `warnafter` for the extended-expiry tokens
+  the kubelet's projected volumes get (see rest/token.py).
 
-A token authenticates only while: its signature verifies with the API server's key, it is
-unexpired (60 s leeway, upstream's), it names our issuer and one of the API server's
-audiences, and the ServiceAccount (and the pod, for a bound token) still exists with the
-uid in the token, so a deleted and recreated account inherits no old tokens. Users get the
-groups `system:serviceaccounts`, `system:serviceaccounts:<namespace>` and
-`system:authenticated`, and a pod-bound token's user the extra
-`authentication.kubernetes.io/pod-name` and `.../pod-uid`, as upstream. Signing and
-verifying go through PyJWT; a bad token is None, never an exception, so the pipeline
-answers 401.
+Signing and the signature, issuer, audience and time checks live here (`TokenSigner`);
+the checks against live objects, as upstream's claims.go validator makes them, live in
+`serviceaccount_validator.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +22,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,27 +31,27 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from apiserver.authn.authenticator import UserInfo
-
-__all__ = ["ISSUER", "BoundPod", "ServiceAccountAuthenticator", "SigningKey", "TokenSigner", "key_id",
+__all__ = ["ISSUER", "LEEWAY_SECONDS", "BoundPod", "ObjectRef", "SigningKey", "TokenSigner", "key_id",
            "load_or_generate_key"]
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 LEEWAY_SECONDS = 60
 SigningKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
 PublicKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey
-Lookup = Callable[[str, str], "dict[str, Any] | None"]
 
 _EC_ALGORITHMS = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
 _REQUIRED = ["iss", "sub", "aud", "exp", "iat", "nbf"]
 
 
 @dataclass(frozen=True)
-class BoundPod:
-    """The pod a token is bound to (TokenRequest's boundObjectRef of kind Pod)."""
+class ObjectRef:
+    """An object a token names by name and uid (a bound pod, secret or node)."""
 
     name: str
     uid: str
+
+
+BoundPod = ObjectRef
 
 
 def load_or_generate_key(path: str | None) -> SigningKey:
@@ -98,16 +97,27 @@ class TokenSigner:
         self.key_id = key_id(self.public)
 
     def issue(self, *, namespace: str, name: str, uid: str, audiences: Sequence[str], expiration_seconds: int,
-              now: float | None = None, pod: BoundPod | None = None) -> tuple[str, int]:
-        """A token and its expiry (unix seconds); empty `audiences` means the API server's own."""
+              now: float | None = None, pod: ObjectRef | None = None, secret: ObjectRef | None = None,
+              node: ObjectRef | None = None, warn_after_seconds: int | None = None) -> tuple[str, int]:
+        """A token and its expiry (unix seconds); empty `audiences` means the API server's own.
+
+        A token is bound to at most one of `pod` and `secret`; `node` alone binds it to a
+        node, and beside `pod` records the pod's node (upstream's pod node info). Raises
+        ValueError for a secret together with a pod or a node.
+        """
+        if secret is not None and (pod is not None or node is not None):
+            raise ValueError("internal error, token can only be bound to one object type")
         iat = int(now if now is not None else time.time())
         exp = iat + expiration_seconds
         private: dict[str, Any] = {"namespace": namespace, "serviceaccount": {"name": name, "uid": uid}}
-        if pod is not None:
-            private["pod"] = {"name": pod.name, "uid": pod.uid}
+        for key, ref in (("pod", pod), ("secret", secret), ("node", node)):
+            if ref is not None:
+                private[key] = {"name": ref.name, "uid": ref.uid} if ref.uid else {"name": ref.name}
+        if warn_after_seconds:
+            private["warnafter"] = iat + warn_after_seconds
         claims = {"iss": self.issuer, "sub": f"system:serviceaccount:{namespace}:{name}",
                   "aud": list(audiences) or list(self.audiences), "iat": iat, "nbf": iat, "exp": exp,
-                  "kubernetes.io": private}
+                  "jti": str(uuid.uuid4()), "kubernetes.io": private}
         token = jwt.encode(claims, self.key, algorithm=self.algorithm, headers={"kid": self.key_id, "typ": None})
         return token, exp
 
@@ -132,54 +142,3 @@ class TokenSigner:
         except (TypeError, ValueError):
             return None
         return claims if fresh else None
-
-
-class ServiceAccountAuthenticator:
-    """Authenticates `Authorization: Bearer <token>` requests carrying our ServiceAccount tokens.
-
-    `lookup(namespace, name)` returns the ServiceAccount object or None; `pod_lookup`, when
-    given, does the same for the pod a bound token names. Both must not block.
-    """
-
-    def __init__(self, signer: TokenSigner, lookup: Lookup, *, audiences: Sequence[str] | None = None,
-                 pod_lookup: Lookup | None = None) -> None:
-        self.signer = signer
-        self.lookup = lookup
-        self.audiences = tuple(audiences) if audiences is not None else signer.audiences
-        self.pod_lookup = pod_lookup
-
-    def authenticate(self, headers: Mapping[str, str]) -> UserInfo | None:
-        scheme, _, token = headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or token.count(".") != 2:
-            return None
-        claims = self.signer.verify(token.strip(), audiences=self.audiences)
-        if claims is None:
-            return None
-        private = claims.get("kubernetes.io")
-        if not isinstance(private, dict):
-            return None
-        ns, sa, pod = private.get("namespace"), private.get("serviceaccount") or {}, private.get("pod")
-        name, uid = sa.get("name"), sa.get("uid")
-        if not (isinstance(ns, str) and isinstance(name, str) and isinstance(uid, str)) \
-                or claims.get("sub") != f"system:serviceaccount:{ns}:{name}":
-            return None
-        if not _same_uid(self.lookup(ns, name), uid):
-            return None
-        if isinstance(pod, dict) and self.pod_lookup is not None \
-                and not _same_uid(self.pod_lookup(ns, str(pod.get("name"))), pod.get("uid")):
-            return None
-        return UserInfo(f"system:serviceaccount:{ns}:{name}", uid,
-                        ("system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"),
-                        _pod_extra(pod))
-
-
-def _pod_extra(pod: object) -> dict[str, tuple[str, ...]]:
-    """Upstream's user extra for a token bound to a pod: the pod's name and uid."""
-    if not isinstance(pod, dict) or not isinstance(pod.get("name"), str) or not isinstance(pod.get("uid"), str):
-        return {}
-    return {"authentication.kubernetes.io/pod-name": (pod["name"],),
-            "authentication.kubernetes.io/pod-uid": (pod["uid"],)}
-
-
-def _same_uid(obj: dict[str, Any] | None, uid: object) -> bool:
-    return obj is not None and (obj.get("metadata") or {}).get("uid") == uid

@@ -4,6 +4,9 @@ Mirrors plugin/pkg/auth/authorizer/node, reduced to what picokube's kubelet need
 - read: nodes, pods (list/watch all, as upstream; the kubelet filters by spec.nodeName),
   namespaces, services, endpoints, persistentvolumes, and configmaps/secrets/persistentvolumeclaims only when
   a pod bound to this node refers to them;
+- create tokens (serviceaccounts/token) for the service accounts of pods bound to it
+  (NodeRestriction then requires the token bound to such a pod), and read the configmaps
+  and secrets those pods' projected volumes name;
 - write its own Node (create, update, patch, including status) and its own Lease in
   kube-node-lease; pods bound to it: status updates and deletes (the end of a graceful
   delete); events (create, patch, update);
@@ -62,6 +65,20 @@ def _pod_refs(pod: Obj) -> set[tuple[str, str]]:
     for s in spec.get("imagePullSecrets") or []:
         if s.get("name"):
             refs.add(("secrets", s["name"]))
+    return refs | _projected_refs(spec)
+
+
+def _projected_refs(spec: Obj) -> set[tuple[str, str]]:
+    """The service account and what projected volumes name: the node graph's other pod edges."""
+    refs: set[tuple[str, str]] = set()
+    if spec.get("serviceAccountName"):
+        refs.add(("serviceaccounts", spec["serviceAccountName"]))
+    for vol in spec.get("volumes") or []:
+        for source in (vol.get("projected") or {}).get("sources") or []:
+            if (source.get("configMap") or {}).get("name"):
+                refs.add(("configmaps", source["configMap"]["name"]))
+            if (source.get("secret") or {}).get("name"):
+                refs.add(("secrets", source["secret"]["name"]))
     return refs
 
 
@@ -109,6 +126,8 @@ class NodeAuthorizer:
             # Wider than upstream (which allows a get of the volumes its pods' claims are bound to):
             # the kubelet's local-path cleanup lists volumes to find directories whose volume is gone.
             return Decision.ALLOW, ""
+        if group == "" and res == "serviceaccounts":
+            return self._authorize_create_token(node, attrs)
         if group == "" and res in ("configmaps", "secrets", "persistentvolumeclaims") and verb == "get":
             for pod in self.pods_on_node(node):
                 if (pod.get("metadata") or {}).get("namespace") == attrs.namespace and \
@@ -116,3 +135,15 @@ class NodeAuthorizer:
                     return Decision.ALLOW, ""
             return Decision.DENY, f'no relationship found between node "{node}" and this object'
         return Decision.NO_OPINION, ""
+
+    def _authorize_create_token(self, node: str, attrs: Attributes) -> tuple[Decision, str]:
+        """authorizeCreateToken: a token for the account of a pod bound to this node; else no opinion."""
+        if attrs.verb != "create" or not attrs.name:
+            return Decision.NO_OPINION, "can only create tokens for individual service accounts"
+        if attrs.subresource != "token":
+            return Decision.NO_OPINION, "can only create token subresource of serviceaccount"
+        for pod in self.pods_on_node(node):
+            if (pod.get("metadata") or {}).get("namespace") == attrs.namespace and \
+                    ("serviceaccounts", attrs.name) in _pod_refs(pod):
+                return Decision.ALLOW, ""
+        return Decision.NO_OPINION, f"no relationship found between node '{node}' and this object"

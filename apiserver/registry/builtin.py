@@ -45,7 +45,7 @@ _BOUND_ELSEWHERE = frozenset({"Binding"})
 
 def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, prefix: str, max_object_bytes: int,
                     token_issuer: TokenIssuer, kubelet: KubeletClient, proxy_transport: ProxyTransport,
-                    service_allocators: ServiceAllocators | None = None) -> None:
+                    service_allocators: ServiceAllocators | None = None, extend_token_expiration: bool = True) -> None:
     """Register every stored built-in kind in `registry`; Services take addresses from `service_allocators`.
 
     Subresources that reach kubelets (log, exec, attach, port-forward, nodes/proxy) do so through
@@ -65,7 +65,8 @@ def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, pre
     for store in stores.values():
         subresources: dict[str, Storage] = {}
         for sub in store.info.subresources:
-            subresources[sub] = _subresource(sub, store, stores, token_issuer, kubelet, proxy_transport)
+            subresources[sub] = _subresource(sub, store, stores, token_issuer, kubelet, proxy_transport,
+                                             extend_token_expiration=extend_token_expiration)
         registry.add(ServedResource(store.info, ResourceStorage(store), subresources, store))
     bindings = resource_for_plural("", "bindings")
     if bindings is not None:
@@ -73,7 +74,8 @@ def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, pre
 
 
 def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStore], token_issuer: TokenIssuer,
-                 kubelet: KubeletClient, proxy_transport: ProxyTransport) -> Storage:
+                 kubelet: KubeletClient, proxy_transport: ProxyTransport, *,
+                 extend_token_expiration: bool = True) -> Storage:
     if name == "status":
         return StatusStorage(store)
     if name == "finalize":
@@ -97,5 +99,6 @@ def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStor
     if name == "proxy" and store.info.plural == "nodes":
         return NodeProxyStorage(store, kubelet, proxy_transport)
     if name == "token":
-        return TokenRequestStorage(store, token_issuer)
+        return TokenRequestStorage(store, token_issuer, pods=stores.get("pods"), secrets=stores.get("secrets"),
+                                   nodes=stores.get("nodes"), extend_expiration=extend_token_expiration)
     raise ValueError(f"no storage for subresource {store.info.plural}/{name}")

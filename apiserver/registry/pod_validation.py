@@ -6,6 +6,7 @@ Kubernetes' field paths and wording, every error at once:
   image, ports 1-65535 with protocol TCP/UDP/SCTP, env names set, imagePullPolicy enum;
 - resources: every quantity parses, and a request is not above its limit;
 - restartPolicy and dnsPolicy enums, non-negative terminationGracePeriodSeconds;
+- projected volumes' sources (validation/projected.py);
 - dnsConfig (validatePodDNSConfig): dnsPolicy None needs one with a nameserver; at most 3
   nameservers, each an IP; at most 32 search domains, 2048 characters in all, each a
   DNS-1123 subdomain (a trailing dot allowed); every option named;
@@ -21,6 +22,7 @@ from typing import Any
 
 from apiserver.validation.field import invalid, required
 from apiserver.validation.network import check_dns1123_subdomain, check_ip
+from apiserver.validation.projected import validate_projected_volume
 from apiserver.validation.schema_checks import QUANTITY_FORMAT_MSG
 from kube.errors import FieldError
 from kube.quantity import parse_quantity
@@ -126,6 +128,10 @@ def validate_pod_spec(spec: Obj, path: str) -> list[FieldError]:
     if isinstance(grace, int) and grace < 0:
         errs.append(FieldError(f"{path}.terminationGracePeriodSeconds",
                                f"Invalid value: {grace}: must be greater than or equal to 0"))
+    volumes = spec.get("volumes")
+    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if isinstance(volume, dict) and "projected" in volume:
+            validate_projected_volume(errs, f"{path}.volumes[{i}].projected", volume["projected"])
     return errs
 
 

@@ -15,6 +15,11 @@ with one of its identities: `with api.component("scheduler", log_path=p, identit
 Each test should use its own namespace or object names, since the module shares one server.
 The server may be stopped and started again (a restart keeps its port, prefix and PKI).
 
+The ServiceAccount admission plugin is off by default (`disable_admission_plugins`), as in
+upstream's integration test servers: it refuses pods whose service account does not exist,
+and no controller creates the `default` accounts here unless a test starts one; a test of
+that plugin passes `disable_admission_plugins=()`.
+
 Identities: "admin" (system:masters), "controller-manager", "scheduler", "proxy", "dns", and any node name
 passed in `nodes` (user system:node:<name>, group system:nodes).
 """
@@ -58,12 +63,15 @@ class ApiServerHarness:
     """`python -m apiserver` on 127.0.0.1 with its own PKI, token file and etcd key prefix."""
 
     def __init__(self, workdir: Path, *, etcd_endpoint: str, nodes: Sequence[str] = ("node-1", "node-2"),
-                 port: int | None = None, extra_args: Sequence[str] = ()) -> None:
+                 port: int | None = None, extra_args: Sequence[str] = (),
+                 disable_admission_plugins: Sequence[str] = ("ServiceAccount",)) -> None:
         self.workdir = workdir
         self.etcd_endpoint = etcd_endpoint
         self.nodes = list(nodes)
         self.port = port or free_port()
         self.extra_args = list(extra_args)
+        if disable_admission_plugins:
+            self.extra_args += ["--disable-admission-plugins", ",".join(disable_admission_plugins)]
         self.prefix = f"/registry-{uuid.uuid4().hex[:8]}"
         self.log_path = workdir / "apiserver.log"
         self.pki = ensure_cluster_pki(workdir / "pki")

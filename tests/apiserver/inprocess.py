@@ -21,12 +21,19 @@ TOKEN = "in-process-admin-token"
 
 @contextlib.asynccontextmanager
 async def serve_in_process(etcd_endpoint: str, tmp_path: Path, *,
-                           admission_plugins: Iterable[object] = ()) -> AsyncIterator[ApiServer]:
-    """A started server on its own etcd prefix whose token file knows one admin (`TOKEN`)."""
+                           admission_plugins: Iterable[object] = (),
+                           disable_admission_plugins: tuple[str, ...] = ("ServiceAccount",),
+                           ) -> AsyncIterator[ApiServer]:
+    """A started server on its own etcd prefix whose token file knows one admin (`TOKEN`).
+
+    The ServiceAccount admission plugin is off unless asked for: no controller creates the
+    `default` accounts it requires here.
+    """
     tokens = tmp_path / "tokens.csv"
     tokens.write_text(f'{TOKEN},admin,admin,"system:masters"\n')
     config = ApiServerConfig(etcd_endpoints=(etcd_endpoint,), token_auth_file=tokens,
-                             etcd_prefix=f"/in-process-{uuid.uuid4().hex[:8]}", etcd_compaction_interval=0)
+                             etcd_prefix=f"/in-process-{uuid.uuid4().hex[:8]}", etcd_compaction_interval=0,
+                             disable_admission_plugins=disable_admission_plugins)
     server = await assemble(config, admission_plugins=admission_plugins)
     await server.start()
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -19,10 +20,21 @@ def c(admin_http: httpx.Client) -> httpx.Client:
     return admin_http
 
 
+@pytest.fixture(scope="module")
+def api(etcd_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerHarness]:
+    """The whole default chain, ServiceAccount included (the shared harness leaves it out)."""
+    with ApiServerHarness(tmp_path_factory.mktemp("apiserver"), etcd_endpoint=etcd_endpoint,
+                          disable_admission_plugins=()) as harness:
+        yield harness
+
+
 @pytest.fixture
 def ns(c: httpx.Client) -> str:
+    """A namespace with the `default` ServiceAccount its controller would create."""
     name = f"adm-{uuid.uuid4().hex[:6]}"
     assert c.post("/api/v1/namespaces", json={"metadata": {"name": name}}).status_code == 201
+    assert c.post(f"/api/v1/namespaces/{name}/serviceaccounts",
+                  json={"metadata": {"name": "default"}}).status_code == 201
     return name
 
 

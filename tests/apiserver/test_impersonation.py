@@ -9,6 +9,7 @@ commands run with kubectl 1.30 and 1.31.
 
 from __future__ import annotations
 
+import re
 import ssl
 import subprocess
 from collections.abc import Iterator
@@ -193,8 +194,11 @@ def test_the_impersonated_user_is_authorized_for_the_request(admin_http: httpx.C
 def test_kubectl_auth_whoami(api: ApiServerHarness, tokens: dict[str, str], binary: str, tmp_path: Path) -> None:
     me = kubectl(api, binary, "auth", "whoami", token=tokens["bob"], cache=tmp_path)
     assert me.returncode == 0, me.stderr
-    assert f"Username    {BOB}" in me.stdout
-    assert "Groups      [system:serviceaccounts system:serviceaccounts:imp system:authenticated]" in me.stdout
+    # A service account token's credential id (Extra: ...) widens the first column.
+    assert re.search(rf"^Username\s+{BOB}$", me.stdout, re.M), me.stdout
+    assert re.search(r"^Groups\s+\[system:serviceaccounts system:serviceaccounts:imp system:authenticated\]$",
+                     me.stdout, re.M), me.stdout
+    assert re.search(r"^Extra: authentication.kubernetes.io/credential-id\s+\[JTI=[-0-9a-f]{36}\]$", me.stdout, re.M)
     jane = kubectl(api, binary, "auth", "whoami", "--as", "jane", "--as-group", "developers", "-o", "json",
                    token=tokens["alice"], cache=tmp_path)
     assert jane.returncode == 0, jane.stderr

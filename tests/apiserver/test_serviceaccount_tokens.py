@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
-from apiserver.authn.serviceaccount import (
-    ISSUER,
-    BoundPod,
-    ServiceAccountAuthenticator,
-    TokenSigner,
-    load_or_generate_key,
-)
+from apiserver.authn.serviceaccount import ISSUER, BoundPod, ObjectRef, TokenSigner, load_or_generate_key
+from apiserver.authn.serviceaccount_validator import ServiceAccountAuthenticator
 
 NOW = 1_700_000_000
 KEY = load_or_generate_key(None)  # RSA 2048 takes a moment: one per module
@@ -46,6 +42,7 @@ def test_a_token_carries_upstreams_claims_and_kid() -> None:
                       "kid": base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()}
     claims = jwt.decode(token, options={"verify_signature": False})
     assert exp == NOW + 600
+    assert str(uuid.UUID(claims.pop("jti"))) != ""
     assert claims == {"iss": ISSUER, "sub": "system:serviceaccount:ns:reader", "aud": ["vault"],
                       "iat": NOW, "nbf": NOW, "exp": NOW + 600,
                       "kubernetes.io": {"namespace": "ns", "serviceaccount": {"name": "reader", "uid": "uid-1"},
@@ -122,13 +119,55 @@ def test_a_recreated_account_or_a_deleted_pod_ends_the_token() -> None:
     pods: dict[str, Any] = {"web-0": {"metadata": {"uid": "pod-uid"}}}
     authn = ServiceAccountAuthenticator(signer, lambda ns, name: ACCOUNT, pod_lookup=lambda ns, name: pods.get(name))
     user = authn.authenticate(bearer(token))
+    jti = jwt.decode(token, options={"verify_signature": False})["jti"]
     assert user is not None and user.extra == {"authentication.kubernetes.io/pod-name": ("web-0",),
-                                               "authentication.kubernetes.io/pod-uid": ("pod-uid",)}
+                                               "authentication.kubernetes.io/pod-uid": ("pod-uid",),
+                                               "authentication.kubernetes.io/credential-id": (f"JTI={jti}",)}
     unbound = ServiceAccountAuthenticator(signer, lambda ns, name: ACCOUNT).authenticate(
         bearer(issue(signer, now=None)))
-    assert unbound is not None and unbound.extra == {}
+    assert unbound is not None and set(unbound.extra) == {"authentication.kubernetes.io/credential-id"}
     del pods["web-0"]
     assert authn.authenticate(bearer(token)) is None
+
+
+def meta(uid: str, deleted: str | None = None) -> dict[str, Any]:
+    return {"metadata": {"uid": uid, **({"deletionTimestamp": deleted} if deleted else {})}}
+
+
+def test_a_replaced_pod_or_one_deleted_beyond_the_leeway_ends_the_token() -> None:
+    signer = TokenSigner(KEY)
+    token = issue(signer, now=None, pod=BoundPod("web-0", "pod-uid"), node=ObjectRef("node-1", "node-uid"))
+    pods: dict[str, Any] = {"web-0": meta("pod-uid")}
+    authn = ServiceAccountAuthenticator(signer, lambda ns, name: ACCOUNT, pod_lookup=lambda ns, name: pods.get(name),
+                                        node_lookup=lambda name: None)
+    user = authn.authenticate(bearer(token))
+    # The pod's node is information only: a pod-bound token outlives its node object.
+    assert user is not None and user.extra["authentication.kubernetes.io/node-name"] == ("node-1",)
+    assert user.extra["authentication.kubernetes.io/node-uid"] == ("node-uid",)
+    pods["web-0"] = meta("pod-uid", deleted="2000-01-01T00:00:00Z")  # graceful deletion long over
+    assert authn.authenticate(bearer(token)) is None
+    pods["web-0"] = meta("pod-uid", deleted="2999-01-01T00:00:00Z")  # still terminating
+    assert authn.authenticate(bearer(token)) is not None
+    pods["web-0"] = meta("other-uid")  # same name, another pod
+    assert authn.authenticate(bearer(token)) is None
+
+
+def test_a_secret_or_node_bound_token_lives_as_long_as_its_object() -> None:
+    signer = TokenSigner(KEY)
+    objects: dict[str, Any] = {"s": meta("secret-uid"), "n": meta("node-uid")}
+    authn = ServiceAccountAuthenticator(signer, lambda ns, name: ACCOUNT,
+                                        secret_lookup=lambda ns, name: objects.get(name),
+                                        node_lookup=lambda name: objects.get(name))
+    by_secret = issue(signer, now=None, secret=ObjectRef("s", "secret-uid"))
+    by_node = issue(signer, now=None, node=ObjectRef("n", "node-uid"))
+    assert authn.authenticate(bearer(by_secret)) is not None
+    node_user = authn.authenticate(bearer(by_node))
+    assert node_user is not None and node_user.extra["authentication.kubernetes.io/node-name"] == ("n",)
+    objects.clear()
+    assert authn.authenticate(bearer(by_secret)) is None
+    assert authn.authenticate(bearer(by_node)) is None
+    with pytest.raises(ValueError, match="only be bound to one object type"):
+        issue(signer, secret=ObjectRef("s", "u"), pod=BoundPod("p", "u"))
 
 
 def test_the_authenticator_checks_its_own_audiences() -> None:

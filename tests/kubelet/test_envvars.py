@@ -14,7 +14,7 @@ from kube.errors import NotFound
 from kubelet.envvars import ContainerConfigError, EnvContext, expand_command, make_environment
 from kubelet.expansion import expand
 from kubelet.pod_objects import PodObjects
-from kubelet.service_links import service_env_vars
+from kubelet.service_env import service_env
 
 CONTEXT = {"A": "alpha", "EMPTY": ""}
 
@@ -149,7 +149,7 @@ def test_service_variables_follow_upstream_names() -> None:
                                         "spec": {"clusterIP": "10.96.0.7", "ports": [{"port": 5432}]}}),
                 Service.model_validate({"metadata": {"name": "headless", "namespace": "ns"},
                                         "spec": {"clusterIP": "None", "ports": [{"port": 80}]}})]
-    assert service_env_vars(services) == {
+    assert service_env("ns", enable_service_links=True, services=services) == {
         "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
         "KUBERNETES_SERVICE_PORT_HTTPS": "443", "KUBERNETES_PORT": "tcp://10.96.0.1:443",
         "KUBERNETES_PORT_443_TCP": "tcp://10.96.0.1:443", "KUBERNETES_PORT_443_TCP_PROTO": "tcp",

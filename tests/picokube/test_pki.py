@@ -111,12 +111,13 @@ def test_client_certificate_names_user_and_groups(pki: ClusterPki, tmp_path: Pat
     ssl.create_default_context().load_cert_chain(tmp_path / "jane.crt", tmp_path / "jane.key")
 
 
-def test_the_service_ip_joins_the_sans_and_a_certificate_without_it_is_replaced(pki: ClusterPki) -> None:
-    before = pki.apiserver_cert.read_bytes()
-    ensure_cluster_pki(pki.directory, ips=("10.96.0.1",))
-    assert pki.apiserver_cert.read_bytes() != before, "the old certificate lacked the service IP"
-    sans = load(pki.apiserver_cert).extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+def test_the_kubernetes_service_ip_is_added_and_the_ca_kept(tmp_path: Path) -> None:
+    """In-cluster clients dial the `kubernetes` Service's IP and check the certificate against it."""
+    plain = ensure_cluster_pki(tmp_path / "pki")
+    ca_before = plain.ca_cert.read_bytes()
+    with_service = ensure_cluster_pki(tmp_path / "pki", ips=("10.96.0.1",))
+    sans = load(with_service.apiserver_cert).extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert ipaddress.ip_address("10.96.0.1") in sans.get_values_for_type(x509.IPAddress)
-    kept = pki.apiserver_cert.read_bytes()
-    ensure_cluster_pki(pki.directory, ips=("10.96.0.1",))
-    assert pki.apiserver_cert.read_bytes() == kept
+    assert with_service.ca_cert.read_bytes() == ca_before
+    serving = with_service.apiserver_cert.read_bytes()
+    assert ensure_cluster_pki(tmp_path / "pki", ips=("10.96.0.1",)).apiserver_cert.read_bytes() == serving

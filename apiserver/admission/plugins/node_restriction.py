@@ -1,4 +1,5 @@
-"""NodeRestriction: a kubelet may only write the Node and the node Lease named after itself.
+"""NodeRestriction: a kubelet may only write the Node and the node Lease named after itself,
+and ask for ServiceAccount tokens only bound to pods on its node (see _node_tokens.py).
 
 The Node authorizer allows `create` on nodes and leases to every node identity because the
 name is not part of a create request's path; this check closes that gap with the body, and
@@ -8,6 +9,7 @@ holds for updates and deletes as well.
 from __future__ import annotations
 
 from apiserver.admission.interfaces import Attributes, Operation
+from apiserver.admission.plugins._node_tokens import GetPod, check_node_token_request
 from apiserver.authn import UserInfo
 from kube.errors import Forbidden
 
@@ -24,6 +26,9 @@ def node_of(user: UserInfo) -> str | None:
 class NodeRestriction:
     name = "NodeRestriction"
 
+    def __init__(self, get_pod: GetPod | None = None) -> None:
+        self.get_pod = get_pod
+
     def handles(self, operation: Operation) -> bool:
         return operation in (Operation.CREATE, Operation.UPDATE, Operation.DELETE)
 
@@ -37,3 +42,4 @@ class NodeRestriction:
         if attrs.targets("coordination.k8s.io", "leases") and attrs.namespace == "kube-node-lease" \
                 and attrs.name != node:
             raise Forbidden(prefix + "can only access node lease with the same name as the requesting node")
+        await check_node_token_request(node, attrs, self.get_pod)
