@@ -6,7 +6,8 @@ Kubernetes' field paths and wording, every error at once:
   image, ports 1-65535 with protocol TCP/UDP/SCTP, env names set, imagePullPolicy enum;
 - resources: every quantity parses, and a request is not above its limit;
 - restartPolicy and dnsPolicy enums, non-negative terminationGracePeriodSeconds;
-- projected volumes' sources (validation/projected.py);
+- volumes and volume mounts (validation/volumes.py), projected volumes' sources
+  (validation/projected.py);
 - dnsConfig (validatePodDNSConfig): dnsPolicy None needs one with a nameserver; at most 3
   nameservers, each an IP; at most 32 search domains, 2048 characters in all, each a
   DNS-1123 subdomain (a trailing dot allowed); every option named;
@@ -24,6 +25,7 @@ from apiserver.validation.field import invalid, required
 from apiserver.validation.network import check_dns1123_subdomain, check_ip
 from apiserver.validation.projected import validate_projected_volume
 from apiserver.validation.schema_checks import QUANTITY_FORMAT_MSG
+from apiserver.validation.volumes import validate_volume_mounts, validate_volumes
 from kube.errors import FieldError
 from kube.quantity import parse_quantity
 
@@ -114,10 +116,13 @@ def validate_pod_spec(spec: Obj, path: str) -> list[FieldError]:
         errs.append(FieldError(f"{path}.containers", "Required value", reason="FieldValueRequired"))
         containers = []
     seen: set[str] = set()
+    volume_names = validate_volumes(errs, f"{path}.volumes", spec.get("volumes"))
     for field, items in (("initContainers", spec.get("initContainers") or []), ("containers", containers)):
         for i, c in enumerate(items if isinstance(items, list) else []):
             if isinstance(c, dict):
                 validate_container(errs, f"{path}.{field}[{i}]", c, seen)
+                validate_volume_mounts(errs, f"{path}.{field}[{i}].volumeMounts", c.get("volumeMounts"),
+                                       volume_names)
             else:
                 errs.append(FieldError(f"{path}.{field}[{i}]", "Invalid value: must be an object"))
     _enum(errs, f"{path}.restartPolicy", spec.get("restartPolicy"), ("Always", "OnFailure", "Never"))
