@@ -32,6 +32,7 @@ from kubectl.describe_storage import (
     describe_storage_class,
 )
 from kubectl.describe_text import Section, age, since
+from kubectl.describe_volumes import describe_mounts, describe_volumes
 
 __all__ = ["describe"]
 
@@ -150,6 +151,7 @@ def _containers(s: Section, title: str, specs: list[dict[str, Any]], statuses: l
         env = [f"{e['name']}:  {e.get('value', '')}" if "value" in e or "valueFrom" not in e else
                f"{e['name']}:  ({next(iter(e['valueFrom']))})" for e in c.get("env") or []]
         s.listing("Environment", env, d)
+        describe_mounts(s, c, d)
 
 
 def _pod(s: Section, pod: dict[str, Any]) -> None:
@@ -180,6 +182,7 @@ def _pod(s: Section, pod: dict[str, Any]) -> None:
     _containers(s, "Containers", spec.get("containers") or [], st.get("containerStatuses") or [])
     s.table("Conditions", ["Type", "Status"], [[str(c.get("type")), str(c.get("status"))]
                                                 for c in st.get("conditions") or []])
+    describe_volumes(s, spec.get("volumes") or [])
     s.field("QoS Class", st.get("qosClass"))
     s.mapping("Node-Selectors", spec.get("nodeSelector"))
     tolerations = []
