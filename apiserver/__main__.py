@@ -24,6 +24,7 @@ from apiserver.app import build_app
 from apiserver.authn.x509 import PeerCertificateProtocol
 from apiserver.config import ApiServerConfig
 from apiserver.registry.service.ranges import parse_port_range
+from apiserver.storage.encryption_config import load_encryption_config
 from apiserver.tracing import StoreSpanExporter
 from kube.component import UsageError, parse_flags, run_component
 from kube.serving import IDLE_TIMEOUT_SECONDS
@@ -71,7 +72,14 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
                    help="comma-separated admission plugins to leave out of the default chain")
     p.add_argument("--service-account-extend-token-expiration", default="true", choices=["true", "false"],
                    help="sign pod-bound 3607-second tokens for a year, warning after the hour")
+    p.add_argument("--encryption-provider-config", type=Path,
+                   help="an EncryptionConfiguration file: the resources encrypted at rest and their keys")
     a = p.parse_args(argv)
+    if a.encryption_provider_config is not None:
+        try:
+            load_encryption_config(a.encryption_provider_config)
+        except ValueError as e:
+            raise UsageError(f"--encryption-provider-config: {e}") from None
     check_service_ranges(a.service_cluster_ip_range, a.service_node_port_range, a.advertise_address)
     if not (a.tls_cert_file and a.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
@@ -93,6 +101,7 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         advertise_address=a.advertise_address,
         disable_admission_plugins=tuple(x.strip() for x in a.disable_admission_plugins.split(",") if x.strip()),
         service_account_extend_token_expiration=a.service_account_extend_token_expiration == "true",
+        encryption_provider_config=a.encryption_provider_config,
     )
 
 

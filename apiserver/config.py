@@ -68,3 +68,6 @@ class ApiServerConfig:
     # Sign the kubelet's pod-bound 3607-second tokens for a year, warning after the hour
     # (`--service-account-extend-token-expiration`, upstream's default).
     service_account_extend_token_expiration: bool = True
+    # An apiserver.config.k8s.io/v1 EncryptionConfiguration: which resources (Secrets, as a rule)
+    # are encrypted at rest and with which keys (`--encryption-provider-config`); None: none are.
+    encryption_provider_config: Path | None = None

@@ -54,7 +54,9 @@ from apiserver.registry.service.kubernetes_service import KubernetesServiceRecon
 from apiserver.registry.service.repair import ServiceRangeRepair
 from apiserver.registry.watch_cache import WatchCache
 from apiserver.storage import Etcd3Storage
+from apiserver.storage.encryption_config import load_encryption_config
 from apiserver.storage.interface import Storage
+from apiserver.storage.transforming import TransformingStorage
 from apiserver.tracing import SpanStore, StoreSpanExporter
 from kube.errors import ApiError
 from kube.resources import RESOURCES, VIRTUAL_KINDS, ResourceInfo
@@ -176,6 +178,9 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                    admission_plugins: Iterable[object] = (), own_spans: StoreSpanExporter | None = None) -> ApiServer:
     """Connect (unless `storage` is handed in) and build every part; `admission_plugins` join the default chain."""
     store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints), startup_timeout=30.0)
+    if config.encryption_provider_config is not None:
+        encryption = load_encryption_config(config.encryption_provider_config)
+        store = TransformingStorage(store, encryption.key_prefixes(config.etcd_prefix, RESOURCES))
     signer = TokenSigner(load_or_generate_key(_path(config.service_account_signing_key_file)),
                          issuer=config.service_account_issuer, audiences=config.api_audiences)
     registry = ResourceRegistry()

@@ -57,6 +57,7 @@ from kube.errors import (
     AlreadyExists,
     BadRequest,
     Conflict,
+    InternalError,
     Invalid,
     NotFound,
     RequestEntityTooLarge,
@@ -93,6 +94,11 @@ def _carry_trace_context(new_meta: Obj, old_meta: Obj) -> None:
         del annotations[TRACE_ANNOTATION]
         if not annotations:
             del new_meta["annotations"]
+
+
+def unreadable(e: serr.TransformFailed) -> InternalError:
+    """Upstream's answer for a stored value it cannot decrypt: a 500 naming the key."""
+    return InternalError(f"Internal error occurred: {e}", details={"causes": [{"message": str(e)}]})
 
 
 def now_rfc3339(offset_seconds: int = 0) -> str:
@@ -199,6 +205,8 @@ class RegistryStore:
             raise self.not_found(name) from None
         except serr.Unavailable as e:
             raise ServiceUnavailable(str(e)) from e
+        except serr.TransformFailed as e:
+            raise unreadable(e) from e
         return self.decode(kv.value, kv.mod_revision)
 
     def matches(self, obj: Obj, opts: ListOptions) -> bool:
@@ -246,6 +254,8 @@ class RegistryStore:
             raise (continue_too_old() if opts.continue_token else list_too_old()) from None
         except serr.Unavailable as e:
             raise ServiceUnavailable(str(e)) from e
+        except serr.TransformFailed as e:
+            raise unreadable(e) from e
         if requested and revision < requested:
             raise too_large_resource_version(requested, revision)
         meta: Obj = {"resourceVersion": str(revision)}

@@ -128,6 +128,7 @@ class WatchCache:
         self._ready = asyncio.Event()
         self._advanced = asyncio.Event()  # set (and replaced) when `revision` moves on and someone waits
         self._waiting = 0
+        self._unreadable: set[str] = set()  # keys already logged as undecryptable
 
     def is_ready(self) -> bool:
         return self._ready.is_set()
@@ -159,7 +160,19 @@ class WatchCache:
             advanced.set()
 
     async def _relist(self) -> None:
-        res = await self.storage.list(self.prefix)
+        try:
+            res = await self.storage.list(self.prefix)
+        except serr.TransformFailed as e:
+            if e.partial is None:
+                raise
+            # One value that does not decrypt (a lost key) must not take the whole resource
+            # down: the cache serves the rest, and a GET of that object answers the error.
+            new = [key for key in e.failed_keys if key not in self._unreadable]
+            self._unreadable.update(new)
+            for key in new:
+                logger.error("Cannot decrypt a stored object, leaving it out of the cache",
+                             extra={"key": key, "error": e.reason})
+            res = e.partial
         self.objects = {kv.key: self.decode(kv.value, kv.mod_revision) for kv in res.items}
         self.revision = self.oldest_revision = res.revision
         self.events.clear()

@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import logging
 
-from .errors import Compacted, FutureRevision, KeyExists, KeyNotFound, RevisionConflict, StorageError, Unavailable
+from .errors import (
+    Compacted,
+    FutureRevision,
+    KeyExists,
+    KeyNotFound,
+    RevisionConflict,
+    StorageError,
+    TransformFailed,
+    Unavailable,
+)
 from .etcd3 import Etcd3Storage
 from .interface import KeyValue, ListResult, Storage, WatchEvent, WatchEventType
 
 __all__ = [
     "Storage", "KeyValue", "ListResult", "WatchEvent", "WatchEventType", "Etcd3Storage",
     "StorageError", "KeyExists", "KeyNotFound", "RevisionConflict", "Compacted", "FutureRevision",
-    "Unavailable",
+    "Unavailable", "TransformFailed",
 ]
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,8 @@ types:
     ├── RevisionConflict   compare-and-swap lost                 -> 409 Conflict
     ├── Compacted          revision no longer in history         -> 410 Gone / Expired
     ├── FutureRevision     revision not written yet              -> 504 / retry
-    └── Unavailable        backend unreachable or timed out      -> 503
+    ├── Unavailable        backend unreachable or timed out      -> 503
+    └── TransformFailed    a stored value does not decrypt       -> 500 InternalError
 
 Invariant: every attribute named in a constructor is stored on the instance under the same
 name, so handlers can build precise messages.
@@ -18,14 +19,15 @@ name, so handlers can build precise messages.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .interface import KeyValue
+    from .interface import KeyValue, ListResult
 
 __all__ = ["StorageError", "KeyExists", "KeyNotFound", "RevisionConflict", "Compacted",
-           "FutureRevision", "Unavailable"]
+           "FutureRevision", "Unavailable", "TransformFailed"]
 
 logger = logging.getLogger(__name__)
 
@@ -90,3 +92,19 @@ class Unavailable(StorageError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class TransformFailed(StorageError):
+    """A stored value could not be decrypted (a missing or wrong key, tampered data).
+
+    `key` is the first key that failed. A list sets `partial`: the same list without the
+    values that failed (and `failed_keys` names them), so a cache can keep the rest.
+    """
+
+    def __init__(self, key: str, reason: str, *, partial: ListResult | None = None,
+                 failed_keys: tuple[str, ...] = ()) -> None:
+        super().__init__(f"unable to transform key {json.dumps(key)}: {reason}")
+        self.key = key
+        self.reason = reason
+        self.partial = partial
+        self.failed_keys = failed_keys or (key,)

@@ -1,0 +1,116 @@
+"""Value transformers and the EncryptionConfiguration file: upstream's formats and rules."""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Any
+
+import pytest
+
+from apiserver.storage.encryption_config import parse_encryption_config
+from apiserver.storage.transformer import TransformError, secretbox_available
+from kube.resources import RESOURCES
+
+KEY = "/registry/secrets/default/s1"
+
+
+def _key(n: int = 32) -> str:
+    return base64.b64encode(os.urandom(n)).decode()
+
+
+def _config(*providers: dict[str, Any], resources: tuple[str, ...] = ("secrets",)) -> dict[str, Any]:
+    return {"apiVersion": "apiserver.config.k8s.io/v1", "kind": "EncryptionConfiguration",
+            "resources": [{"resources": list(resources), "providers": list(providers)}]}
+
+
+def _aesgcm(*keys: tuple[str, str]) -> dict[str, Any]:
+    return {"aesgcm": {"keys": [{"name": n, "secret": s} for n, s in keys]}}
+
+
+def _secrets(doc: dict[str, Any]) -> Any:
+    transformer = parse_encryption_config(doc).transformer_for("secrets", "")
+    assert transformer is not None
+    return transformer
+
+
+def test_aesgcm_writes_upstream_prefix_and_reads_back() -> None:
+    t = _secrets(_config(_aesgcm(("key1", _key()))))
+    stored = t.transform_to_storage(b'{"data":{"password":"hunter2"}}', KEY)
+    assert stored.startswith(b"k8s:enc:aesgcm:v1:key1:")
+    assert b"hunter2" not in stored
+    assert t.transform_from_storage(stored, KEY) == b'{"data":{"password":"hunter2"}}'
+
+
+def test_value_moved_to_another_key_does_not_decrypt() -> None:
+    t = _secrets(_config(_aesgcm(("key1", _key(16)))))
+    stored = t.transform_to_storage(b"data", KEY)
+    with pytest.raises(TransformError, match="authentication failed"):
+        t.transform_from_storage(stored, "/registry/secrets/default/other")
+
+
+def test_rotation_new_key_first_reads_old_and_writes_new() -> None:
+    old, new = ("key1", _key()), ("key2", _key())
+    stored_old = _secrets(_config(_aesgcm(old))).transform_to_storage(b"old", KEY)
+    rotated = _secrets(_config(_aesgcm(new, old)))
+    assert rotated.transform_from_storage(stored_old, KEY) == b"old"
+    assert rotated.transform_to_storage(b"new", KEY).startswith(b"k8s:enc:aesgcm:v1:key2:")
+    with pytest.raises(TransformError):
+        _secrets(_config(_aesgcm(new))).transform_from_storage(stored_old, KEY)
+
+
+def test_identity_first_writes_plaintext_and_still_reads_encrypted() -> None:
+    k = ("key1", _key())
+    stored = _secrets(_config(_aesgcm(k))).transform_to_storage(b"secret", KEY)
+    t = _secrets(_config({"identity": {}}, _aesgcm(k)))
+    assert t.transform_to_storage(b"plain", KEY) == b"plain"
+    assert t.transform_from_storage(stored, KEY) == b"secret"
+
+
+def test_unknown_prefix_and_identity_on_encrypted_data_are_errors() -> None:
+    stored = _secrets(_config(_aesgcm(("key1", _key())))).transform_to_storage(b"x", KEY)
+    with pytest.raises(TransformError, match="identity transformer tried to read encrypted data"):
+        _secrets(_config({"identity": {}})).transform_from_storage(stored, KEY)
+    with pytest.raises(TransformError, match="no matching prefix found"):
+        _secrets(_config(_aesgcm(("key2", _key())))).transform_from_storage(b"plain", KEY)
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    (_config(_aesgcm(("key1", base64.b64encode(b"short").decode()))),
+     "resources[0].providers[0].aesgcm.keys[0].secret"),
+    (_config(_aesgcm(("key1", "not base64!"))), "aesgcm.keys[0].secret"),
+    (_config(_aesgcm(("a", _key()), ("a", _key()))), "Duplicate value"),
+    (_config({"aescbc": {"keys": [{"name": "k", "secret": _key()}]}}), "Unsupported value: 'aescbc'"),
+    (_config(), "providers: Required value"),
+    ({"kind": "EncryptionConfiguration", "resources": []}, "apiVersion/kind"),
+])
+def test_bad_configuration_is_refused_with_its_field(doc: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as e:
+        parse_encryption_config(doc)
+    assert message in str(e.value)
+
+
+def test_secret_never_appears_in_an_error() -> None:
+    secret = base64.b64encode(b"0123456789").decode()
+    with pytest.raises(ValueError) as e:
+        parse_encryption_config(_config(_aesgcm(("key1", secret))))
+    assert secret not in str(e.value) and "REDACTED" in str(e.value)
+
+
+def test_secretbox_needs_pynacl() -> None:
+    doc = _config({"secretbox": {"keys": [{"name": "k", "secret": _key()}]}})
+    if secretbox_available():
+        t = _secrets(doc)
+        stored = t.transform_to_storage(b"x", KEY)
+        assert stored.startswith(b"k8s:enc:secretbox:v1:k:") and t.transform_from_storage(stored, KEY) == b"x"
+    else:
+        with pytest.raises(ValueError, match="PyNaCl"):
+            parse_encryption_config(doc)
+
+
+def test_key_prefixes_cover_named_wildcard_and_custom_resources() -> None:
+    aes = _aesgcm(("k", _key()))
+    config = parse_encryption_config(_config(aes, resources=("secrets", "*.apps", "widgets.example.com")))
+    prefixes = {p for p, _ in config.key_prefixes("/registry", RESOURCES)}
+    assert {"/registry/secrets/", "/registry/deployments/", "/registry/example.com/widgets/"} <= prefixes
+    assert "/registry/configmaps/" not in prefixes and "/registry/pods/" not in prefixes
