@@ -6,6 +6,8 @@
   node name and the addresses given), and `sa.key`, which signs ServiceAccount tokens;
 - `tokens.csv`: a bearer token for the admin, the controller-manager, the scheduler, the
   proxies, the cluster DNS and each node (`system:node:<name>` in `system:nodes`);
+- `encryption-config.yaml`: the API server's `--encryption-provider-config`, a fresh AES-GCM
+  key that encrypts Secrets at rest;
 - `kubeconfig` (admin), `controller-manager.kubeconfig`, `scheduler.kubeconfig`,
   `kube-proxy.kubeconfig`, `kube-dns.kubeconfig` and `kubelet-<node>.kubeconfig`, each pointing at `server`.
 
@@ -24,6 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from picokube._files import write_file_atomic
+from picokube.encryption import ENCRYPTION_CONFIG_NAME, ensure_encryption_config
 from picokube.kubeconfig import write_kubeconfig
 from picokube.pki import (
     ClusterPki,
@@ -75,6 +78,7 @@ def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Seque
         ensure_leaf(pki, f"kubelet-{node}", lambda node=node, ips=ips: issue_serving_certificate(  # type: ignore[misc]
             pki, name=f"system:node:{node}", ips=tuple(ips), dns_names=(node, "localhost")))
     _ensure_signing_key(pki.directory / "sa.key")
+    ensure_encryption_config(directory / ENCRYPTION_CONFIG_NAME)
     entries = ensure_token_file(directory / "tokens.csv", cluster_identities(nodes))
     tokens = {user: e.token for user, e in entries.items()}
     users = {"admin": ADMIN_USER, "controller-manager": CONTROLLER_MANAGER_USER, "scheduler": SCHEDULER_USER,

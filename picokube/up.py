@@ -36,6 +36,7 @@ from picokube.config import ClusterConfig
 from picokube.containerd import containerd_available
 from picokube.credentials import issue_credentials
 from picokube.down import stop_cluster
+from picokube.encryption import ENCRYPTION_CONFIG_NAME
 from picokube.etcd import etcd_command
 from picokube.pki import ClusterPki
 from picokube.probe import ApiProbe, port_in_use, port_open
@@ -137,6 +138,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--trace-store-file", str(config.data_dir / "traces.jsonl"), *tracing,
         "--service-cluster-ip-range", config.service_cluster_ip_range,
         "--service-node-port-range", config.service_node_port_range,
+        "--encryption-provider-config", str(config.data_dir / ENCRYPTION_CONFIG_NAME),
         ready=lambda: readyz_probe.readyz()[0]))
     grace = config.node_monitor_grace_period
     # Every instance is a leader-election candidate (on by default, as upstream); the first of

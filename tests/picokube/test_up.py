@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from apiserver.storage.encryption_config import load_encryption_config
 from kube.netutil import host_address
 from kube.testing.ports import free_port
 from picokube.config import ClusterConfig
@@ -25,7 +26,8 @@ def test_prepare_writes_every_file_and_reuses_credentials(tmp_path: Path) -> Non
     tokens = prepare(config)
 
     for name in ("kubeconfig", "controller-manager.kubeconfig", "scheduler.kubeconfig", "kube-proxy.kubeconfig",
-                 "kube-dns.kubeconfig", "kubelet-node-1.kubeconfig", "kubelet-node-2.kubeconfig", "tokens.csv"):
+                 "kube-dns.kubeconfig", "kubelet-node-1.kubeconfig", "kubelet-node-2.kubeconfig", "tokens.csv",
+                 "encryption-config.yaml"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
     for name in ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key"):
         assert (tmp_path / "pki" / name).exists()
@@ -36,8 +38,19 @@ def test_prepare_writes_every_file_and_reuses_credentials(tmp_path: Path) -> Non
     assert ClusterConfig.load(tmp_path) == config
 
     ca = (tmp_path / "pki" / "ca.crt").read_bytes()
+    encryption = (tmp_path / "encryption-config.yaml").read_bytes()
     assert prepare(config) == tokens
     assert (tmp_path / "pki" / "ca.crt").read_bytes() == ca
+    assert (tmp_path / "encryption-config.yaml").read_bytes() == encryption  # the key that opens stored Secrets
+
+
+def test_prepare_writes_an_encryption_config_that_seals_secrets(tmp_path: Path) -> None:
+    prepare(ClusterConfig(data_dir=tmp_path, port=7443, nodes=1))
+    config = load_encryption_config(tmp_path / "encryption-config.yaml")
+    secrets = config.transformer_for("secrets", "")
+    assert secrets is not None and config.transformer_for("configmaps", "") is None
+    stored = secrets.transform_to_storage(b"password", "/registry/secrets/default/s")
+    assert stored.startswith(b"k8s:enc:aesgcm:v1:key1:") and b"password" not in stored
 
 
 TRACING = ("--tracing", "true")  # on by default, exported to the API server's own collector
@@ -61,7 +74,8 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--kubelet-client-key", f"{tmp_path}/pki/apiserver-kubelet-client.key",
         "--service-account-signing-key-file", f"{tmp_path}/pki/sa.key", "--authorization-mode", "Node,RBAC",
         "--audit-log-path", f"{tmp_path}/logs/audit.log", "--trace-store-file", f"{tmp_path}/traces.jsonl",
-        *TRACING, "--service-cluster-ip-range", "10.96.0.0/12", "--service-node-port-range", "30000-32767")
+        *TRACING, "--service-cluster-ip-range", "10.96.0.0/12", "--service-node-port-range", "30000-32767",
+        "--encryption-provider-config", f"{tmp_path}/encryption-config.yaml")
     assert specs["controller-manager"].argv == (
         sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig",
         "--root-ca-file", f"{tmp_path}/pki/ca.crt", "--default-storage-class", "standard", *TRACING)
