@@ -97,6 +97,12 @@ class SharedInformer(Generic[T_Object]):
         old = self.store.upsert(obj)
         self._dispatch("ADDED" if old is None else "MODIFIED", old, obj)
 
+    def forget(self, key: str) -> None:
+        """A deletion whose final state did not decode: the last cached state goes to the handlers."""
+        old = self.store.delete(key)
+        if old is not None:
+            self._dispatch("DELETED", old, old)
+
     def _dispatch(self, type_: str, old: T_Object | None, new: T_Object) -> None:
         if old is new:
             self._dispatch_to_handlers(type_, old, new)

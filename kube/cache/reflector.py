@@ -5,6 +5,10 @@ Mirrors client-go tools/cache.Reflector. Guarantees to its sink:
 - events arrive in resourceVersion order and none is skipped: a watch that ends (server
   timeout, network error) resumes from the last resourceVersion seen, and only a 410 Gone
   (the revision was compacted) forces a fresh list, delivered again through `replace`;
+- one object the typed model cannot decode (a field it does not accept, say) never stops
+  the rest: it is left out of the list, its watch events are skipped (its deletion still
+  reaches the sink through `forget`), and it is logged once with its key and the error
+  until it decodes again, as client-go's reflector skips an object it cannot convert;
 - errors never escape `run()`; it retries until cancelled, waiting a jittered exponential
   backoff (0.8 s doubling to 30 s, on the injected clock) after a failed list or watch, a
   410, and a watch that ends at once without events (a server that closes every watch must
@@ -16,9 +20,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from typing import Generic, Protocol
+from typing import Any, Generic, Protocol
 
 import httpx
+from pydantic import ValidationError
 
 from kube.api.base import T_Object
 from kube.backoff import ExponentialBackoff
@@ -37,6 +42,15 @@ SHORT_WATCH = 1.0
 class ReflectorSink(Protocol[T_Object]):
     def replace(self, items: list[T_Object], resource_version: str) -> None: ...
     def on_event(self, type_: str, obj: T_Object) -> None: ...
+    def forget(self, key: str) -> None:
+        """The object under `key` (`namespace/name`) was deleted, but its last state could not be decoded."""
+        ...
+
+
+def _key_of(raw: dict[str, Any]) -> str:
+    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    namespace, name = (meta or {}).get("namespace"), (meta or {}).get("name")
+    return f"{namespace}/{name}" if namespace else str(name)
 
 
 class Reflector(Generic[T_Object]):
@@ -52,30 +66,66 @@ class Reflector(Generic[T_Object]):
         self.clock = clock or RealClock()
         self.last_resource_version = ""
         self._backoff = backoff or ExponentialBackoff(self.clock)
+        self._undecodable: set[str] = set()  # keys logged as undecodable and not decoded since
 
     @property
     def _what(self) -> str:
         return self.cls.info.plural
 
+    def _decode(self, raw: dict[str, Any]) -> T_Object | None:
+        """The typed object, or None (logged once per key) when the model refuses it."""
+        key = _key_of(raw)
+        try:
+            obj = self.cls.model_validate(raw)
+        except (ValidationError, ValueError, TypeError) as e:
+            if key not in self._undecodable:
+                self._undecodable.add(key)
+                logger.error("Skipping an object that cannot be decoded",
+                             extra={"resource": self._what, "key": key, "error": str(e)})
+            return None
+        self._undecodable.discard(key)
+        return obj
+
     async def list_and_replace(self) -> None:
-        page = await self.client.list_all(self.cls, self.namespace, page_size=self.page_size,
-                                          label_selector=self.label_selector, field_selector=self.field_selector)
-        self.sink.replace(page.items, page.resource_version)
-        self.last_resource_version = page.resource_version
+        """Read the whole collection (following `continue`, one snapshot) and hand it to the sink."""
+        items: list[T_Object] = []
+        token: str | None = None
+        while True:
+            page = await self.client.list_raw(self.cls.info, self.namespace, label_selector=self.label_selector,
+                                              field_selector=self.field_selector, limit=self.page_size,
+                                              continue_token=token)
+            items.extend(obj for raw in page.get("items") or [] if (obj := self._decode(raw)) is not None)
+            meta = page.get("metadata") or {}
+            token = meta.get("continue") or None
+            if not token:
+                break
+        resource_version = str(meta.get("resourceVersion", ""))
+        self.sink.replace(items, resource_version)
+        self.last_resource_version = resource_version
 
     async def watch_once(self) -> int:
         """One watch request from the last resourceVersion until the server ends it; return the events seen."""
         # Jitter the timeout so many informers do not all re-watch at the same instant.
         timeout = int(self.watch_timeout * (1 + random.random()))
         seen = 0
-        async for ev in self.client.watch(self.cls, self.namespace, resource_version=self.last_resource_version,
-                                          label_selector=self.label_selector,
-                                          field_selector=self.field_selector, timeout_seconds=timeout):
+        async for ev in self.client.watch_raw(self.cls.info, self.namespace,
+                                              resource_version=self.last_resource_version,
+                                              label_selector=self.label_selector,
+                                              field_selector=self.field_selector, timeout_seconds=timeout):
             seen += 1
-            if ev.resource_version:
-                self.last_resource_version = ev.resource_version
-            if ev.object is not None and ev.type in ("ADDED", "MODIFIED", "DELETED"):
-                self.sink.on_event(ev.type, ev.object)
+            raw = ev.get("object") if isinstance(ev.get("object"), dict) else {}
+            resource_version = str(((raw or {}).get("metadata") or {}).get("resourceVersion", ""))
+            if resource_version:
+                self.last_resource_version = resource_version
+            type_ = ev.get("type")
+            if type_ not in ("ADDED", "MODIFIED", "DELETED") or not raw:
+                continue
+            obj = self._decode(raw)
+            if obj is not None:
+                self.sink.on_event(type_, obj)
+            elif type_ == "DELETED":
+                self._undecodable.discard(_key_of(raw))
+                self.sink.forget(_key_of(raw))
         return seen
 
     async def run(self) -> None:

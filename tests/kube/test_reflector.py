@@ -36,6 +36,9 @@ class RecordingSink:
     def on_event(self, type_: str, obj: Pod) -> None:
         self.events.append((type_, str(obj.metadata.name), str(obj.metadata.resource_version)))
 
+    def forget(self, key: str) -> None:
+        self.events.append(("FORGET", key, ""))
+
 
 Started = Callable[..., Awaitable[tuple[Reflector[Pod], RecordingSink]]]
 
