@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from apiserver.__main__ import parse_args
 from apiserver.storage.encryption_config import parse_encryption_config
 from apiserver.storage.transformer import TransformError, secretbox_available
+from kube.component import UsageError
 from kube.resources import RESOURCES
 
 KEY = "/registry/secrets/default/s1"
@@ -114,3 +118,17 @@ def test_key_prefixes_cover_named_wildcard_and_custom_resources() -> None:
     prefixes = {p for p, _ in config.key_prefixes("/registry", RESOURCES)}
     assert {"/registry/secrets/", "/registry/deployments/", "/registry/example.com/widgets/"} <= prefixes
     assert "/registry/configmaps/" not in prefixes and "/registry/pods/" not in prefixes
+
+
+def test_the_api_server_refuses_to_start_with_a_bad_encryption_config(tmp_path: Path) -> None:
+    bad = tmp_path / "encryption.yaml"
+    bad.write_text("apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\nresources:\n"
+                   "  - resources: [secrets]\n    providers: [{aesgcm: {keys: [{name: k, secret: c2hvcnQ=}]}}]\n")
+    flags = ["--etcd-endpoints", "http://127.0.0.1:2379", "--tls-cert-file", "c", "--tls-private-key-file", "k"]
+    with pytest.raises(UsageError, match=r"--encryption-provider-config: .*keys\[0\]\.secret"):
+        parse_args([*flags, "--encryption-provider-config", str(bad)])
+    with pytest.raises(UsageError, match="error reading encryption provider configuration file"):
+        parse_args([*flags, "--encryption-provider-config", str(tmp_path / "missing.yaml")])
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(_config(_aesgcm(("k", _key())))))
+    assert parse_args([*flags, "--encryption-provider-config", str(good)]).encryption_provider_config == good
