@@ -475,7 +475,7 @@ class RegistryStore:
                     new["metadata"].pop("managedFields", None)
             _carry_trace_context(new["metadata"], old["metadata"])
             result["obj"] = new
-            if new == old or dry_run:
+            if (new == old and not kv.stale) or dry_run:  # stale: rewrite under the current encryption key
                 return None
             if manager is not None:
                 record_update(old, new, manager=manager, node=self.schema, api_version=self.info.api_version,

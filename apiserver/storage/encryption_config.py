@@ -61,20 +61,20 @@ _CIPHERS: dict[str, Callable[[bytes], Transformer]] = {"aesgcm": AESGCMTransform
 class EncryptionConfig:
     """The parsed file: (resource names, transformer) per entry, in file order."""
 
-    entries: tuple[tuple[tuple[str, ...], Transformer], ...]
+    entries: tuple[tuple[tuple[str, ...], PrefixTransformer], ...]
 
-    def transformer_for(self, plural: str, group: str) -> Transformer | None:
+    def transformer_for(self, plural: str, group: str) -> PrefixTransformer | None:
         """The transformer of the first entry naming this built-in resource, or None."""
         names = {f"{plural}.{group}" if group else plural, f"*.{group}", "*.*"}
         return next((t for resources, t in self.entries if names.intersection(resources)), None)
 
-    def key_prefixes(self, root: str, builtin: Iterable[ResourceInfo]) -> list[tuple[str, Transformer]]:
+    def key_prefixes(self, root: str, builtin: Iterable[ResourceInfo]) -> list[tuple[str, PrefixTransformer]]:
         """(etcd key prefix, transformer) for every resource the file covers, under `root`.
 
         Built-in resources live at `<root>/<plural>/`, custom resources at `<root>/<group>/<plural>/`.
         """
         base = root.rstrip("/")
-        out: dict[str, Transformer] = {}
+        out: dict[str, PrefixTransformer] = {}
         known = set()
         for info in builtin:
             known.add((info.plural, info.group))
@@ -119,7 +119,7 @@ def parse_encryption_config(doc: Any) -> EncryptionConfig:
     return EncryptionConfig(tuple(entries))
 
 
-def _entry(entry: Any, path: str, errs: list[str]) -> tuple[tuple[str, ...], Transformer] | None:
+def _entry(entry: Any, path: str, errs: list[str]) -> tuple[tuple[str, ...], PrefixTransformer] | None:
     if not isinstance(entry, dict):
         errs.append(f"{path}: Invalid value: must be an object")
         return None

@@ -43,6 +43,9 @@ class KeyValue:
     value: bytes
     mod_revision: int
     create_revision: int
+    stale: bool = False
+    """The value was read through an old encryption key (or unencrypted where encryption is on):
+    an update should write it back even when nothing changed, so a rewrite rotates the key."""
 
 
 @dataclass(frozen=True)

@@ -140,11 +140,15 @@ class PrefixTransformer:
         return prefix + transformer.transform_to_storage(data, key)
 
     def transform_from_storage(self, value: bytes, key: str) -> bytes:
+        return self.read(value, key)[0]
+
+    def read(self, value: bytes, key: str) -> tuple[bytes, bool]:
+        """(data, stale): stale when a provider other than the first opened it. Raises TransformError."""
         errors: list[str] = []
-        for prefix, transformer in self._providers:
+        for i, (prefix, transformer) in enumerate(self._providers):
             if value.startswith(prefix):
                 try:
-                    return transformer.transform_from_storage(value[len(prefix):], key)
+                    return transformer.transform_from_storage(value[len(prefix):], key), i > 0
                 except TransformError as e:
                     errors.append(str(e))
         if errors:

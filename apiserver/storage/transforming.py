@@ -11,7 +11,8 @@ Guarantees:
 * every value written under a covered prefix is transformed (encrypted by the first
   provider) before it leaves this layer, with the etcd key as authenticated data;
 * every value read (get, list, watch, a conflict's current value, a delete's last value)
-  is the data originally written, or the read raises `TransformFailed` naming the key:
+  is the data originally written, marked `stale` when an old key (not the first provider's)
+  opened it, or the read raises `TransformFailed` naming the key:
   a value that cannot be decrypted is never handed up as if it were data;
 * a list with undecryptable values raises `TransformFailed` carrying the rest of the list
   (`partial`), as upstream's list fails on the first such key; a watch event that cannot be
@@ -28,7 +29,7 @@ from dataclasses import replace
 
 from .errors import RevisionConflict, TransformFailed
 from .interface import KeyValue, ListResult, Storage, WatchEvent
-from .transformer import Transformer, TransformError
+from .transformer import PrefixTransformer, TransformError
 
 __all__ = ["TransformingStorage"]
 
@@ -38,12 +39,12 @@ logger = logging.getLogger(__name__)
 class TransformingStorage:
     """`Storage` over `inner` with `transformers` applied per key prefix."""
 
-    def __init__(self, inner: Storage, transformers: Sequence[tuple[str, Transformer]]) -> None:
+    def __init__(self, inner: Storage, transformers: Sequence[tuple[str, PrefixTransformer]]) -> None:
         self.inner = inner
         # Longest prefix first, so a more specific prefix wins.
         self._transformers = sorted(transformers, key=lambda pt: len(pt[0]), reverse=True)
 
-    def _for(self, key: str) -> Transformer | None:
+    def _for(self, key: str) -> PrefixTransformer | None:
         return next((t for prefix, t in self._transformers if key.startswith(prefix)), None)
 
     def _write(self, key: str, data: bytes) -> bytes:
@@ -55,17 +56,18 @@ class TransformingStorage:
         except TransformError as e:
             raise TransformFailed(key, str(e)) from e
 
-    def _read(self, key: str, value: bytes) -> bytes:
+    def _read(self, key: str, value: bytes) -> tuple[bytes, bool]:
         transformer = self._for(key)
         if transformer is None:
-            return value
+            return value, False
         try:
-            return transformer.transform_from_storage(value, key)
+            return transformer.read(value, key)
         except TransformError as e:
             raise TransformFailed(key, str(e)) from e
 
     def _read_kv(self, kv: KeyValue) -> KeyValue:
-        return replace(kv, value=self._read(kv.key, kv.value))
+        value, stale = self._read(kv.key, kv.value)
+        return replace(kv, value=value, stale=stale)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -131,8 +133,8 @@ class TransformingStorage:
         try:
             async for ev in events:
                 if ev.key and self._for(ev.key) is not None:
-                    ev = replace(ev, value=None if ev.value is None else self._read(ev.key, ev.value),
-                                 prev_value=None if ev.prev_value is None else self._read(ev.key, ev.prev_value))
+                    ev = replace(ev, value=None if ev.value is None else self._read(ev.key, ev.value)[0],
+                                 prev_value=None if ev.prev_value is None else self._read(ev.key, ev.prev_value)[0])
                 yield ev
         finally:
             close = getattr(events, "aclose", None)

@@ -78,19 +78,29 @@ async def test_secret_is_ciphertext_in_etcd_and_plaintext_through_the_api(
 async def test_rotation_keeps_old_secrets_readable_and_a_lost_key_is_an_error_not_a_crash(
         enc_api: ApiServerHarness, config_file: Path, storage: Etcd3Storage) -> None:
     with _client(enc_api) as c:
-        assert c.post("/api/v1/namespaces/default/secrets", json=_secret("old", "written-with-key1")).status_code == 201
+        for name in ("old", "rewritten"):
+            assert c.post("/api/v1/namespaces/default/secrets", json=_secret(name, "with-key1")).status_code == 201
     # Rotation, step 1: the new key first, the old one still there to read.
     _write_config(config_file, KEY2, KEY1)
     enc_api.stop()
     enc_api.start()
     with _client(enc_api) as c:
         got = c.get("/api/v1/namespaces/default/secrets/old")
-        assert got.status_code == 200 and base64.b64decode(got.json()["data"]["password"]) == b"written-with-key1"
+        assert got.status_code == 200 and base64.b64decode(got.json()["data"]["password"]) == b"with-key1"
         assert c.post("/api/v1/namespaces/default/secrets", json=_secret("new", "written-with-key2")).status_code == 201
+        # Step 2: rewrite. An unchanged PUT still writes a Secret read with an old key; a dry run does not.
+        assert c.put("/api/v1/namespaces/default/secrets/old", params={"dryRun": "All"},
+                     json=got.json()).status_code == 200
+        unchanged = c.get("/api/v1/namespaces/default/secrets/rewritten").json()
+        put = c.put("/api/v1/namespaces/default/secrets/rewritten", json=unchanged)
+        assert put.status_code == 200
+        assert put.json()["metadata"]["resourceVersion"] != unchanged["metadata"]["resourceVersion"]
     assert (await _raw(storage, enc_api, "secrets", "default", "new")).startswith(b"k8s:enc:aesgcm:v1:key2:")
+    assert (await _raw(storage, enc_api, "secrets", "default", "rewritten")).startswith(b"k8s:enc:aesgcm:v1:key2:")
     assert (await _raw(storage, enc_api, "secrets", "default", "old")).startswith(b"k8s:enc:aesgcm:v1:key1:")
 
-    # The old key dropped before "old" was rewritten: that one Secret is unreadable, nothing else is.
+    # Step 3, the old key dropped: the rewritten Secret reads; "old", never rewritten, is unreadable,
+    # and nothing else is affected.
     _write_config(config_file, KEY2)
     enc_api.stop()
     enc_api.start()
@@ -107,6 +117,7 @@ async def test_rotation_keeps_old_secrets_readable_and_a_lost_key_is_an_error_no
         # The watch cache serves what it can decrypt; a list from etcd fails as upstream's does.
         cached = c.get("/api/v1/namespaces/default/secrets", params={"resourceVersion": "0"})
         assert cached.status_code == 200
-        assert {s["metadata"]["name"] for s in cached.json()["items"]} == {"new"}
+        assert {s["metadata"]["name"] for s in cached.json()["items"]} == {"new", "rewritten"}
+        assert c.get("/api/v1/namespaces/default/secrets/rewritten").status_code == 200
         assert c.get("/api/v1/namespaces/default/secrets").status_code == 500
         assert c.get("/readyz").status_code == 200

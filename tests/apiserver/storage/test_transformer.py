@@ -57,8 +57,9 @@ def test_rotation_new_key_first_reads_old_and_writes_new() -> None:
     old, new = ("key1", _key()), ("key2", _key())
     stored_old = _secrets(_config(_aesgcm(old))).transform_to_storage(b"old", KEY)
     rotated = _secrets(_config(_aesgcm(new, old)))
-    assert rotated.transform_from_storage(stored_old, KEY) == b"old"
-    assert rotated.transform_to_storage(b"new", KEY).startswith(b"k8s:enc:aesgcm:v1:key2:")
+    assert rotated.read(stored_old, KEY) == (b"old", True)  # stale: an update rewrites it under key2
+    stored_new = rotated.transform_to_storage(b"new", KEY)
+    assert stored_new.startswith(b"k8s:enc:aesgcm:v1:key2:") and rotated.read(stored_new, KEY) == (b"new", False)
     with pytest.raises(TransformError):
         _secrets(_config(_aesgcm(new))).transform_from_storage(stored_old, KEY)
 
