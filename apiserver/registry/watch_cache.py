@@ -193,6 +193,10 @@ class WatchCache:
                     self._apply(ev)
             except asyncio.CancelledError:
                 raise
+            except serr.TransformFailed as e:  # a watched value does not decrypt: relist around it
+                self._unreadable.add(e.key)
+                logger.error("Cannot decrypt a stored object, relisting without it",
+                             extra={"prefix": self.prefix, "key": e.key, "error": e.reason})
             except (serr.StorageError, OSError) as e:
                 self._ready.clear()
                 logger.warning("Watch cache lost etcd, relisting", extra={"prefix": self.prefix, "error": repr(e)})

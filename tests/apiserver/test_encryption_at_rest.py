@@ -16,7 +16,10 @@ import httpx
 import pytest
 
 from apiserver.storage import Etcd3Storage
+from apiserver.storage.transformer import AESGCMTransformer, PrefixTransformer
+from apiserver.storage.transforming import TransformingStorage
 from kube.testing.apiserver import ApiServerHarness
+from kube.testing.eventually import eventually
 
 
 def _write_config(path: Path, *keys: tuple[str, bytes]) -> None:
@@ -121,3 +124,23 @@ async def test_rotation_keeps_old_secrets_readable_and_a_lost_key_is_an_error_no
         assert c.get("/api/v1/namespaces/default/secrets/rewritten").status_code == 200
         assert c.get("/api/v1/namespaces/default/secrets").status_code == 500
         assert c.get("/readyz").status_code == 200
+
+        # A value under an unknown key appearing while the server runs is left out the same way.
+        foreign = TransformingStorage(storage, [(f"{enc_api.prefix}/secrets/", PrefixTransformer(
+            [(b"k8s:enc:aesgcm:v1:elsewhere:", AESGCMTransformer(os.urandom(32)))]))])
+        await foreign.create(f"{enc_api.prefix}/secrets/default/foreign", b'{"kind":"Secret"}')
+        assert c.get("/api/v1/namespaces/default/secrets/foreign").status_code == 500
+        assert c.post("/api/v1/namespaces/default/secrets", json=_secret("after", "x")).status_code == 201
+
+        def cached_names() -> set[str]:
+            resp = c.get("/api/v1/namespaces/default/secrets", params={"resourceVersion": "0"})
+            return {s["metadata"]["name"] for s in resp.json()["items"]} if resp.status_code == 200 else set()
+
+        await eventually(lambda: _now("after" in cached_names()), message="the Secret written after it, cached")
+        assert cached_names() == {"new", "rewritten", "after"}
+        assert c.get("/readyz").status_code == 200
+
+
+async def _now(value: object) -> object:
+    """`value` as an awaitable, for `eventually` checks that are plain calls."""
+    return value
