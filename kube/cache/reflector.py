@@ -48,8 +48,11 @@ class ReflectorSink(Protocol[T_Object]):
 
 
 def _key_of(raw: dict[str, Any]) -> str:
-    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-    namespace, name = (meta or {}).get("namespace"), (meta or {}).get("name")
+    """The cache key (`namespace/name` or `name`) of an object that may not decode."""
+    meta = raw.get("metadata")
+    if not isinstance(meta, dict):
+        return "<no metadata>"
+    namespace, name = meta.get("namespace"), meta.get("name")
     return f"{namespace}/{name}" if namespace else str(name)
 
 
@@ -113,8 +116,11 @@ class Reflector(Generic[T_Object]):
                                               label_selector=self.label_selector,
                                               field_selector=self.field_selector, timeout_seconds=timeout):
             seen += 1
-            raw = ev.get("object") if isinstance(ev.get("object"), dict) else {}
-            resource_version = str(((raw or {}).get("metadata") or {}).get("resourceVersion", ""))
+            raw = ev.get("object")
+            if not isinstance(raw, dict):
+                raw = {}
+            meta = raw.get("metadata")
+            resource_version = str(meta.get("resourceVersion", "")) if isinstance(meta, dict) else ""
             if resource_version:
                 self.last_resource_version = resource_version
             type_ = ev.get("type")
