@@ -495,6 +495,8 @@ class RegistryStore:
                 raise self.not_found(name) from None
             if isinstance(e, serr.Unavailable):
                 raise ServiceUnavailable(str(e)) from e
+            if isinstance(e, serr.TransformFailed):
+                raise unreadable(e) from e
             raise
         for txn in pending:
             await (txn.revert() if dry_run else txn.commit())
@@ -556,6 +558,8 @@ class RegistryStore:
                 raise self.not_found(name) from None
             except serr.Unavailable as e:
                 raise ServiceUnavailable(str(e)) from e
+            except serr.TransformFailed as e:
+                raise unreadable(e) from e
             obj = self.decode(kv.value, kv.mod_revision)
             meta = obj["metadata"]
             if opts.precondition_uid and opts.precondition_uid != meta.get("uid"):
@@ -698,6 +702,8 @@ class RegistryStore:
                 res = await self.storage.list(prefix)
             except serr.Unavailable as e:
                 raise ServiceUnavailable(str(e)) from e
+            except serr.TransformFailed as e:
+                raise unreadable(e) from e
             after = res.revision
             for kv in res.items:
                 obj = self.decode(kv.value, kv.mod_revision)

@@ -114,6 +114,11 @@ async def test_rotation_keeps_old_secrets_readable_and_a_lost_key_is_an_error_no
         assert status["kind"] == "Status" and status["reason"] == "InternalError"
         assert status["message"].startswith(
             f'Internal error occurred: unable to transform key "{enc_api.prefix}/secrets/default/old"')
+        for write in (c.put("/api/v1/namespaces/default/secrets/old", json=_secret("old", "y")),
+                      c.patch("/api/v1/namespaces/default/secrets/old", json={"data": {}},
+                              headers={"Content-Type": "application/merge-patch+json"}),
+                      c.delete("/api/v1/namespaces/default/secrets/old")):
+            assert (write.status_code, write.json()["message"]) == (500, status["message"]), write.text
         fine = c.get("/api/v1/namespaces/default/secrets/new")
         assert fine.status_code == 200
         assert base64.b64decode(fine.json()["data"]["password"]) == b"written-with-key2"
