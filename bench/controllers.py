@@ -322,7 +322,8 @@ def _cluster(opts: argparse.Namespace, *extra: str) -> Iterator[Cluster]:
     per_node = most // opts.nodes + opts.rolling + 20
     with tempfile.TemporaryDirectory() as tmp:
         yield from start_cluster(Path(tmp), "--nodes", str(opts.nodes), "--runtime", "simulated",
-                                 "--node-capacity", f"cpu=1000,memory=1000Gi,pods={per_node}", *extra)
+                                 "--node-capacity", f"cpu=1000,memory=1000Gi,pods={per_node}",
+                                 "--node-monitor-grace-period", str(opts.node_monitor_grace_period), *extra)
 
 
 def run(opts: argparse.Namespace) -> dict[str, Any]:

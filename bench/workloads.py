@@ -140,3 +140,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--job-completions", type=int, default=1000, help="completions of the Job run")
     p.add_argument("--job-parallelism", type=int, default=100, help="parallelism of the Job run")
     p.add_argument("--daemonset-nodes", type=int, default=1000, help="hollow nodes of the DaemonSet run")
+    p.add_argument("--node-monitor-grace-period", type=float, default=300.0,
+                   help="the controller-manager's grace for node heartbeats in the benchmark's cluster: one "
+                        "hollow process heartbeats every node, and on a small machine under load its Leases "
+                        "can lag upstream's 40 s, which would mark nodes NotReady mid-run")
