@@ -49,7 +49,13 @@ def _template_errors(kind: str, spec: Obj, matches: Any) -> list[FieldError]:
     tspec = template.get("spec")
     if not isinstance(tspec, dict):
         return [*errs, required("spec.template.spec")]
-    errs += validate_pod_spec(tspec, "spec.template.spec")
+    # Mounts may name a volumeClaimTemplate: each becomes a claim volume of the pod, as upstream
+    # validates it (the template's own volumes keep their indexes first).
+    claims = [{"name": (t.get("metadata") or {}).get("name"), "persistentVolumeClaim": {"claimName": "template"}}
+              for t in spec.get("volumeClaimTemplates") or [] if isinstance(t, dict)]
+    given = tspec.get("volumes")
+    volumes: list[Any] = given if isinstance(given, list) else []
+    errs += validate_pod_spec({**tspec, "volumes": [*volumes, *claims]} if claims else tspec, "spec.template.spec")
     policy = tspec.get("restartPolicy")
     if policy != "Always":
         errs.append(not_supported("spec.template.spec.restartPolicy", policy, ["Always"]))
