@@ -7,7 +7,6 @@ kubelet on the simulated runtime, against a real API server: a pod that `cat`s i
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,11 +18,10 @@ from kube.api import Namespace, Pod
 from kube.client import RESTClient
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
-from kubelet.config import FIELD_MANAGER, KubeletConfig
 from kubelet.cri.interface import DNSConfig
-from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntime
+from kubelet.cri.simulated import SimulatedRuntime
 from kubelet.dns import DNSConfigurer, parse_resolv_conf
-from kubelet.kubelet import Kubelet
+from tests.kubelet.running import running_kubelet
 
 HOST = parse_resolv_conf("# the host's\nnameserver 192.168.1.1\nnameserver 192.168.1.2\n"
                          "search corp.example. lab.example\noptions timeout:2 edns0\n")
@@ -97,18 +95,9 @@ CIDR = "10.244.9.0/24"
 async def kubelet(api: ApiServerHarness, tmp_path: Any) -> AsyncIterator[SimulatedRuntime]:
     resolv_conf = tmp_path / "resolv.conf"
     resolv_conf.write_text("nameserver 192.168.7.7\nsearch home.example\n")
-    config = KubeletConfig(node_name="node-2", pod_cidr=CIDR, cluster_dns=("10.96.0.10",),
-                           cluster_domain="cluster.local", resolv_conf=str(resolv_conf), relist_interval=0.2,
-                           housekeeping_interval=0.5)
-    runtime = SimulatedRuntime(pod_cidr=CIDR)
-    async with api.client("node-2", field_manager=FIELD_MANAGER) as client:
-        k = Kubelet(config, client, runtime, runtime_name=RUNTIME_NAME, runtime_version=RUNTIME_VERSION)
-        task = asyncio.create_task(k.run())
-        try:
-            yield runtime
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+    async with running_kubelet(api, tmp_path, node="node-2", pod_cidr=CIDR, cluster_dns=("10.96.0.10",),
+                               cluster_domain="cluster.local", resolv_conf=str(resolv_conf)) as (_, runtime):
+        yield runtime
 
 
 @pytest_asyncio.fixture

@@ -25,6 +25,7 @@ from kube.testing.eventually import eventually
 from kubelet.config import FIELD_MANAGER, KubeletConfig
 from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntime
 from kubelet.kubelet import Kubelet
+from tests.kubelet.running import running_kubelet
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -32,19 +33,10 @@ CIDR = "10.244.7.0/24"
 
 
 @pytest_asyncio.fixture
-async def kubelet(api: ApiServerHarness) -> AsyncIterator[tuple[Kubelet, SimulatedRuntime]]:
-    config = KubeletConfig(node_name="node-1", pod_cidr=CIDR, node_status_update_frequency=1.0,
-                           relist_interval=0.2, housekeeping_interval=0.5)
-    runtime = SimulatedRuntime(pod_cidr=CIDR)
-    async with api.client("node-1", field_manager=FIELD_MANAGER) as client:
-        k = Kubelet(config, client, runtime, runtime_name=RUNTIME_NAME, runtime_version=RUNTIME_VERSION,
-                    kubelet_port=10250)
-        task = asyncio.create_task(k.run())
-        try:
-            yield k, runtime
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+async def kubelet(api: ApiServerHarness, tmp_path: Path) -> AsyncIterator[tuple[Kubelet, SimulatedRuntime]]:
+    async with running_kubelet(api, tmp_path, node="node-1", pod_cidr=CIDR,
+                               node_status_update_frequency=1.0) as running:
+        yield running
 
 
 @pytest_asyncio.fixture

@@ -5,7 +5,6 @@ environment and files, updates reach mounted files, and a deleted pod's volumes 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import uuid
 from collections.abc import AsyncIterator
@@ -19,9 +18,9 @@ from kube.api import ConfigMap, Event, Namespace, Pod, Secret, Service, ServiceA
 from kube.client import RESTClient
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
-from kubelet.config import FIELD_MANAGER, KubeletConfig
-from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntime
+from kubelet.cri.simulated import SimulatedRuntime
 from kubelet.kubelet import Kubelet
+from tests.kubelet.running import running_kubelet
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -31,18 +30,8 @@ NODE = "node-2"
 
 @pytest_asyncio.fixture
 async def kubelet(api: ApiServerHarness, tmp_path: Path) -> AsyncIterator[tuple[Kubelet, SimulatedRuntime]]:
-    config = KubeletConfig(node_name=NODE, pod_cidr=CIDR, node_status_update_frequency=1.0,
-                           relist_interval=0.2, housekeeping_interval=0.5, root_dir=str(tmp_path / "kubelet"))
-    runtime = SimulatedRuntime(pod_cidr=CIDR)
-    async with api.client(NODE, field_manager=FIELD_MANAGER) as client:
-        k = Kubelet(config, client, runtime, runtime_name=RUNTIME_NAME, runtime_version=RUNTIME_VERSION,
-                    kubelet_port=10250)
-        task = asyncio.create_task(k.run())
-        try:
-            yield k, runtime
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+    async with running_kubelet(api, tmp_path, node=NODE, pod_cidr=CIDR, node_status_update_frequency=1.0) as running:
+        yield running
 
 
 @pytest_asyncio.fixture
