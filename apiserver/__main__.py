@@ -25,6 +25,7 @@ from apiserver.authn.x509 import PeerCertificateProtocol
 from apiserver.config import ApiServerConfig
 from apiserver.registry.service.ranges import parse_port_range
 from apiserver.storage.encryption_config import load_encryption_config
+from apiserver.storage.etcd_channel import parse_endpoint
 from apiserver.tracing import StoreSpanExporter
 from kube.component import UsageError, parse_flags, run_component
 from kube.serving import IDLE_TIMEOUT_SECONDS
@@ -36,7 +37,10 @@ PROG = "picokube apiserver"
 def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
     """The config the flags ask for; argparse exits 2 on a malformed flag, UsageError on a bad value."""
     p = argparse.ArgumentParser(prog=PROG, description="The picokube API server.")
-    p.add_argument("--etcd-endpoints", required=True, help="comma-separated etcd client URLs")
+    p.add_argument("--etcd-endpoints", required=True, help="comma-separated etcd client URLs (http or https)")
+    p.add_argument("--etcd-cafile", type=Path, help="the CA bundle that verifies etcd's serving certificate")
+    p.add_argument("--etcd-certfile", type=Path, help="the client certificate presented to etcd (PEM)")
+    p.add_argument("--etcd-keyfile", type=Path, help="the key of --etcd-certfile (PEM)")
     p.add_argument("--bind-address", default="127.0.0.1")
     p.add_argument("--port", type=int, default=6443)
     p.add_argument("--tls-cert-file", type=Path)
@@ -81,6 +85,17 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         except ValueError as e:
             raise UsageError(f"--encryption-provider-config: {e}") from None
     check_service_ranges(a.service_cluster_ip_range, a.service_node_port_range, a.advertise_address)
+    for endpoint in (e.strip() for e in a.etcd_endpoints.split(",") if e.strip()):
+        try:
+            parse_endpoint(endpoint)
+        except ValueError as e:
+            raise UsageError(f"--etcd-endpoints: {e}") from None
+    if (a.etcd_certfile is None) != (a.etcd_keyfile is None):
+        raise UsageError("--etcd-certfile and --etcd-keyfile must be given together")
+    for flag, path in (("--etcd-cafile", a.etcd_cafile), ("--etcd-certfile", a.etcd_certfile),
+                       ("--etcd-keyfile", a.etcd_keyfile)):
+        if path is not None and not path.is_file():
+            raise UsageError(f"{flag}: {path} is not a readable file")
     if not (a.tls_cert_file and a.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
     return ApiServerConfig(
@@ -93,6 +108,7 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         api_audiences=tuple(x.strip() for x in a.api_audiences.split(",") if x.strip()),
         kubelet_client_certificate=a.kubelet_client_certificate, kubelet_client_key=a.kubelet_client_key,
         kubelet_certificate_authority=a.kubelet_certificate_authority, etcd_prefix=a.etcd_prefix,
+        etcd_cafile=a.etcd_cafile, etcd_certfile=a.etcd_certfile, etcd_keyfile=a.etcd_keyfile,
         min_request_timeout=a.min_request_timeout, log_level=a.log_level, watch_cache=a.watch_cache == "true",
         etcd_compaction_interval=a.etcd_compaction_interval, audit_log_path=a.audit_log_path,
         trace_store_path=a.trace_store_file, tracing=a.tracing == "true", otlp_endpoint=a.otlp_endpoint,

@@ -31,6 +31,11 @@ class ApiServerConfig:
     kubelet_client_key: Path | None = None
     kubelet_certificate_authority: Path | None = None
     etcd_prefix: str = "/registry"
+    # TLS towards https etcd endpoints (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`):
+    # the CA of etcd's serving certificate and the client certificate etcd asks for.
+    etcd_cafile: Path | None = None
+    etcd_certfile: Path | None = None
+    etcd_keyfile: Path | None = None
     # Requests with a body above this size are refused with 413 (kube-apiserver's limit is 3 MiB).
     max_request_bytes: int = 3 * 1024 * 1024
     # The etcd object size limit (etcd's --max-request-bytes, default 1.5 MiB).

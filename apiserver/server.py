@@ -53,7 +53,7 @@ from apiserver.registry.service.allocation import new_service_allocators
 from apiserver.registry.service.kubernetes_service import KubernetesServiceReconciler, default_advertise_address
 from apiserver.registry.service.repair import ServiceRangeRepair
 from apiserver.registry.watch_cache import WatchCache
-from apiserver.storage import Etcd3Storage
+from apiserver.storage import Etcd3Storage, EtcdTLSConfig
 from apiserver.storage.encryption_config import load_encryption_config
 from apiserver.storage.interface import Storage
 from apiserver.storage.transforming import TransformingStorage
@@ -177,7 +177,8 @@ def _path(path: Any) -> str | None:
 async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                    admission_plugins: Iterable[object] = (), own_spans: StoreSpanExporter | None = None) -> ApiServer:
     """Connect (unless `storage` is handed in) and build every part; `admission_plugins` join the default chain."""
-    store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints), startup_timeout=30.0)
+    etcd_tls = EtcdTLSConfig(ca_file=config.etcd_cafile, cert_file=config.etcd_certfile, key_file=config.etcd_keyfile)
+    store = storage or await Etcd3Storage.connect(list(config.etcd_endpoints), startup_timeout=30.0, tls=etcd_tls)
     if config.encryption_provider_config is not None:
         encryption = load_encryption_config(config.encryption_provider_config)
         store = TransformingStorage(store, encryption.key_prefixes(config.etcd_prefix, RESOURCES))

@@ -3,7 +3,8 @@
 Readers (`status`, `down`, a restarted component reading its kubeconfig) must never see a
 half-written file, and secrets must never exist with a permissive mode even briefly. So
 every write goes to a temporary sibling created with the final mode and is then renamed
-over the target (rename is atomic within one file system).
+over the target (rename is atomic within one file system). Directories that hold secrets
+are 0700, whatever the umask or an earlier run left.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["write_file_atomic"]
+__all__ = ["make_private_dir", "write_file_atomic"]
 
 
 def write_file_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
@@ -26,3 +27,10 @@ def write_file_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
         tmp.unlink(missing_ok=True)
         raise
     os.replace(tmp, path)
+
+
+def make_private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) and leave it mode 0700; return it."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)  # mkdir leaves an existing directory's mode as it was
+    return path

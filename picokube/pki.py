@@ -35,12 +35,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from picokube._files import write_file_atomic
+from picokube._files import make_private_dir, write_file_atomic
 
 __all__ = [
     "APISERVER_DNS_NAMES",
     "APISERVER_IPS",
     "ClusterPki",
+    "ensure_ca",
     "ensure_cluster_pki",
     "ensure_leaf",
     "issue_client_certificate",
@@ -103,18 +104,32 @@ def ensure_cluster_pki(directory: Path, *, ips: Sequence[str] = ()) -> ClusterPk
     Idempotent; not safe to run concurrently for the same directory (callers hold the
     data dir's lock).
     """
-    pki = ClusterPki(directory)
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    ca = _load_valid_ca(pki)
-    if ca is None:
-        logger.info("Generating cluster CA in %s", directory)
-        ca = _create_ca()
-        _write_pair(pki.ca_cert, pki.ca_key, ca)
+    pki, ca = _ensure_ca(directory, "picokube-ca")
     wanted_ips = tuple(dict.fromkeys((*APISERVER_IPS, *ips)))
     if not _serving_cert_is_valid(pki, ca[0], wanted_ips):
         logger.info("Generating API server serving certificate in %s", directory)
         _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca, wanted_ips))
     return pki
+
+
+def ensure_ca(directory: Path, *, common_name: str) -> ClusterPki:
+    """Create or reuse a CA (`ca.crt`, `ca.key`) in `directory`, which is made private (0700).
+
+    A CA that parses, matches its key and is not near expiry is kept. Same concurrency rule
+    as `ensure_cluster_pki`.
+    """
+    return _ensure_ca(directory, common_name)[0]
+
+
+def _ensure_ca(directory: Path, common_name: str) -> tuple[ClusterPki, _Pair]:
+    pki = ClusterPki(directory)
+    make_private_dir(directory)
+    ca = _load_valid_ca(pki)
+    if ca is None:
+        logger.info("Generating CA %s in %s", common_name, directory)
+        ca = _create_ca(common_name)
+        _write_pair(pki.ca_cert, pki.ca_key, ca)
+    return pki, ca
 
 
 def issue_client_certificate(pki: ClusterPki, *, user: str, groups: Sequence[str] = (),
@@ -139,9 +154,9 @@ def issue_client_certificate(pki: ClusterPki, *, user: str, groups: Sequence[str
 _Pair = tuple[x509.Certificate, ec.EllipticCurvePrivateKey]
 
 
-def _create_ca() -> _Pair:
+def _create_ca(common_name: str) -> _Pair:
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "picokube-ca")])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     now = _now()
     cert = (
         x509.CertificateBuilder()
@@ -259,9 +274,14 @@ def _now() -> dt.datetime:
 
 
 def issue_serving_certificate(pki: ClusterPki, *, name: str, ips: Sequence[str] = ("127.0.0.1",),
-                              dns_names: Sequence[str] = (), validity: dt.timedelta = LEAF_VALIDITY
-                              ) -> tuple[bytes, bytes]:
-    """Sign a serving certificate (a kubelet's, say) for `ips` and `dns_names`; return (cert PEM, key PEM)."""
+                              dns_names: Sequence[str] = (), validity: dt.timedelta = LEAF_VALIDITY,
+                              client_auth: bool = False) -> tuple[bytes, bytes]:
+    """Sign a serving certificate (a kubelet's, say) for `ips` and `dns_names`; return (cert PEM, key PEM).
+
+    With `client_auth` it is good as a client certificate too, as etcd's server and peer
+    certificates must be (members dial each other, and etcd dials itself for its gateway).
+    """
+    usages = [ExtendedKeyUsageOID.SERVER_AUTH, *([ExtendedKeyUsageOID.CLIENT_AUTH] if client_auth else [])]
     ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
     ca_key = _load_ec_key(pki.ca_key)
     key = ec.generate_private_key(ec.SECP256R1())
@@ -270,15 +290,19 @@ def issue_serving_certificate(pki: ClusterPki, *, name: str, ips: Sequence[str] 
     cert = (
         _leaf_builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]), key, ca_cert, validity)
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
     return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
 
 
-def ensure_leaf(pki: ClusterPki, stem: str, issue: Callable[[], tuple[bytes, bytes]]) -> tuple[Path, Path]:
-    """`pki/<stem>.crt` and `.key`, issued by `issue()` unless a fresh pair signed by our CA exists."""
-    cert_path, key_path = pki.directory / f"{stem}.crt", pki.directory / f"{stem}.key"
+def ensure_leaf(pki: ClusterPki, stem: str, issue: Callable[[], tuple[bytes, bytes]], *,
+                directory: Path | None = None) -> tuple[Path, Path]:
+    """`<directory>/<stem>.crt` and `.key`, issued by `issue()` unless a fresh pair signed by
+    `pki`'s CA exists; `directory` defaults to the CA's own (kubeadm keeps the API server's
+    etcd client certificate beside the cluster CA, signed by the etcd CA)."""
+    directory = directory or pki.directory
+    cert_path, key_path = directory / f"{stem}.crt", directory / f"{stem}.key"
     if cert_path.exists() and key_path.exists():
         try:
             cert = x509.load_pem_x509_certificate(cert_path.read_bytes())

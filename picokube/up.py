@@ -32,12 +32,14 @@ from typing import Any
 
 import kube
 from kube.netutil import host_address
+from picokube._files import make_private_dir
 from picokube.config import ClusterConfig
 from picokube.containerd import containerd_available
 from picokube.credentials import issue_credentials
 from picokube.down import stop_cluster
 from picokube.encryption import ENCRYPTION_CONFIG_NAME
 from picokube.etcd import etcd_command
+from picokube.etcd_pki import EtcdPki
 from picokube.pki import ClusterPki
 from picokube.probe import ApiProbe, port_in_use, port_open
 from picokube.state import (
@@ -101,7 +103,7 @@ def preflight(config: ClusterConfig) -> None:
 def prepare(config: ClusterConfig) -> dict[str, str]:
     """Create dirs, PKI, token file, kubeconfigs and cluster.json; return tokens by user."""
     for d in (config.data_dir, config.logs_dir, config.etcd_data_dir):
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dir(d)
     _, tokens = issue_credentials(config.data_dir, server=config.apiserver_url,
                                   nodes={node: ("127.0.0.1",) for node in config.node_names},
                                   service_cluster_ip_range=config.service_cluster_ip_range)
@@ -121,13 +123,17 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
                *(("--otlp-endpoint", config.otlp_endpoint) if config.otlp_endpoint else ()))
 
     specs = []
+    etcd_tls: tuple[str, ...] = ()
     if config.own_etcd:
+        etcd_pki = EtcdPki(config.pki_dir)
         argv = etcd_command(data_dir=config.etcd_data_dir, client_port=config.etcd_port,
-                            peer_port=config.etcd_port + 1)
+                            peer_port=config.etcd_port + 1, pki=etcd_pki)
         specs.append(ComponentSpec("etcd", tuple(argv), ready=lambda: port_open(config.etcd_port), cwd=cwd))
+        etcd_tls = ("--etcd-cafile", str(etcd_pki.ca.ca_cert), "--etcd-certfile", str(etcd_pki.apiserver_client_cert),
+                    "--etcd-keyfile", str(etcd_pki.apiserver_client_key))
     specs.append(python(
         "apiserver", "apiserver",
-        "--etcd-endpoints", ",".join(config.etcd_urls), "--bind-address", "0.0.0.0",
+        "--etcd-endpoints", ",".join(config.etcd_urls), *etcd_tls, "--bind-address", "0.0.0.0",
         "--port", str(config.port),
         "--tls-cert-file", str(pki.apiserver_cert), "--tls-private-key-file", str(pki.apiserver_key),
         "--client-ca-file", str(pki.ca_cert), "--token-auth-file", str(config.token_file),

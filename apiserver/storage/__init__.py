@@ -19,10 +19,11 @@ from .errors import (
     Unavailable,
 )
 from .etcd3 import Etcd3Storage
+from .etcd_channel import EtcdTLSConfig
 from .interface import KeyValue, ListResult, Storage, WatchEvent, WatchEventType
 
 __all__ = [
-    "Storage", "KeyValue", "ListResult", "WatchEvent", "WatchEventType", "Etcd3Storage",
+    "Storage", "KeyValue", "ListResult", "WatchEvent", "WatchEventType", "Etcd3Storage", "EtcdTLSConfig",
     "StorageError", "KeyExists", "KeyNotFound", "RevisionConflict", "Compacted", "FutureRevision",
     "Unavailable", "TransformFailed",
 ]

@@ -1,6 +1,9 @@
-"""The etcd v3 implementation of `Storage`, over aetcd (asyncio gRPC).
+"""The etcd v3 implementation of `Storage`, over aetcd's gRPC stubs (asyncio).
 
 Why it looks the way it does:
+
+* The channel is our own (`etcd_channel`): aetcd's client cannot dial TLS, and etcd serves
+  only TLS with client certificates in a picokube cluster.
 
 * Every write is one etcd transaction (compare + put/delete + a read of the current value on
   the failure branch), so create-if-absent, compare-and-swap and conditional delete cost one
@@ -39,13 +42,13 @@ import random
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import aetcd
 import grpc
 from aetcd import rpc
 
 from .errors import Compacted, FutureRevision, KeyExists, KeyNotFound, RevisionConflict, StorageError, Unavailable
+from .etcd_channel import EtcdChannel, EtcdTLSConfig, parse_endpoint
 from .interface import KeyValue, ListResult, WatchEvent
 
 __all__ = ["Etcd3Storage"]
@@ -101,16 +104,6 @@ def _prefix_range(prefix: str) -> tuple[bytes, bytes]:
         return b"\0", b"\0"
     start = _encode(prefix)
     return start, bytes(aetcd.utils.prefix_range_end(start))
-
-
-def _parse_endpoint(endpoint: str) -> tuple[str, int]:
-    """"http://host:port" (or bare "host:port") -> (host, port); TLS is not supported."""
-    url = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
-    if url.scheme != "http":
-        raise ValueError(f"unsupported etcd endpoint scheme {url.scheme!r} in {endpoint!r} (only http)")
-    if not url.hostname:
-        raise ValueError(f"etcd endpoint without a host: {endpoint!r}")
-    return url.hostname, url.port or 2379
 
 
 def _kv(raw: Any) -> KeyValue:
@@ -192,7 +185,7 @@ class _Backoff:
 class Etcd3Storage:
     """`Storage` on one etcd endpoint; build it with `await Etcd3Storage.connect([...])`."""
 
-    def __init__(self, client: Any, *, endpoint: str, timeout: float) -> None:
+    def __init__(self, client: EtcdChannel, *, endpoint: str, timeout: float) -> None:
         self._client = client
         self._kv_stub: Any = client.kvstub
         self._watch_stub: Any = rpc.WatchStub(client.channel)
@@ -207,37 +200,39 @@ class Etcd3Storage:
 
     @classmethod
     async def connect(cls, endpoints: builtins.list[str], *, timeout: float = 5.0,
-                      startup_timeout: float | None = None) -> Etcd3Storage:
+                      startup_timeout: float | None = None, tls: EtcdTLSConfig | None = None) -> Etcd3Storage:
         """Connect to the first endpoint that answers, retrying the list until `startup_timeout`.
 
         Each attempt waits at most a second, so one endpoint that hangs (a name that does not
         resolve yet, a peer still starting) does not use up the whole wait. `timeout` is the
         per-request deadline of the storage afterwards; `startup_timeout` defaults to it.
-        Raises Unavailable when none answered in time and ValueError for a malformed endpoint.
+        https endpoints are dialled over TLS with `tls` (see `etcd_channel`); a refused
+        handshake counts as an endpoint that does not answer.
+        Raises Unavailable when none answered in time, ValueError for a malformed endpoint and
+        OSError when a TLS file cannot be read.
         """
         if not endpoints:
             raise ValueError("no etcd endpoints given")
-        parsed = [(ep, *_parse_endpoint(ep)) for ep in endpoints]
+        parsed = [parse_endpoint(ep) for ep in endpoints]
         wait = timeout if startup_timeout is None else startup_timeout
         deadline = time.monotonic() + wait
         errors: dict[str, str] = {}
         while True:
-            for endpoint, host, port in parsed:
+            for endpoint in parsed:
                 remaining = deadline - time.monotonic()
-                client = aetcd.Client(host=host, port=port, timeout=timeout, options=dict(_CHANNEL_OPTIONS))
+                client = EtcdChannel(endpoint, tls=tls, options=_CHANNEL_OPTIONS)
                 try:
-                    await client.connect()
                     await client.kvstub.Range(rpc.RangeRequest(key=b"\0", count_only=True),
                                               timeout=min(max(remaining, 0.2), 1.0), metadata=client.metadata)
                 except Exception as e:  # noqa: BLE001 - any failure means "try the next one"
-                    errors[endpoint] = str(_translate(e))
+                    errors[endpoint.url] = str(_translate(e))
                     await client.close()
                     continue
                 except BaseException:
                     await asyncio.shield(client.close())
                     raise
-                logger.info("connected to etcd at %s", endpoint)
-                return cls(client, endpoint=endpoint, timeout=timeout)
+                logger.info("connected to etcd at %s", endpoint.url)
+                return cls(client, endpoint=endpoint.url, timeout=timeout)
             if time.monotonic() >= deadline:
                 raise Unavailable(f"no etcd endpoint reachable within {wait:g}s: {errors}")
             await asyncio.sleep(0.2)
