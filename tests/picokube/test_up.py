@@ -29,8 +29,10 @@ def test_prepare_writes_every_file_and_reuses_credentials(tmp_path: Path) -> Non
                  "kube-dns.kubeconfig", "kubelet-node-1.kubeconfig", "kubelet-node-2.kubeconfig", "tokens.csv",
                  "encryption-config.yaml"):
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name
-    for name in ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key"):
-        assert (tmp_path / "pki" / name).exists()
+    for name in ("ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "apiserver-etcd-client.crt",
+                 "apiserver-etcd-client.key", "etcd/ca.crt", "etcd/ca.key", "etcd/server.crt", "etcd/server.key",
+                 "etcd/peer.crt", "etcd/peer.key", "etcd/healthcheck-client.crt", "etcd/healthcheck-client.key"):
+        assert (tmp_path / "pki" / name).exists(), name
     node = yaml.safe_load((tmp_path / "kubelet-node-2.kubeconfig").read_text())
     assert node["users"][0] == {"name": "system:node:node-2", "user": {"token": tokens["system:node:node-2"]}}
     assert node["clusters"][0]["cluster"]["server"] == "https://127.0.0.1:7443"
@@ -53,6 +55,25 @@ def test_prepare_writes_an_encryption_config_that_seals_secrets(tmp_path: Path) 
     assert stored.startswith(b"k8s:enc:aesgcm:v1:key1:") and b"password" not in stored
 
 
+def test_every_private_key_and_its_directory_is_private(tmp_path: Path) -> None:
+    """Keys, tokens, the encryption key and kubeconfigs are 0600, the directories holding them 0700,
+    whatever the umask or an earlier run left behind."""
+    data_dir = tmp_path / "data"
+    (data_dir / "pki" / "etcd").mkdir(parents=True, mode=0o755)
+    data_dir.chmod(0o755)
+    prepare(ClusterConfig(data_dir=data_dir, nodes=2))
+
+    secrets = [p for p in data_dir.rglob("*") if p.is_file() and (
+        p.suffix in (".key", ".kubeconfig") or p.name in ("kubeconfig", "tokens.csv", "encryption-config.yaml"))]
+    assert len([p for p in secrets if p.suffix == ".key"]) >= 10  # CAs, serving, client, etcd, sa
+    for path in secrets:
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    for path in (data_dir, data_dir / "pki", data_dir / "pki" / "etcd", data_dir / "etcd"):
+        assert path.stat().st_mode & 0o777 == 0o700, path
+    for cert in data_dir.rglob("*.crt"):
+        assert cert.stat().st_mode & 0o077 in (0o044, 0o000), cert  # certificates are public, never writable
+
+
 TRACING = ("--tracing", "true")  # on by default, exported to the API server's own collector
 
 
@@ -63,11 +84,21 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
 
     assert list(specs) == ["etcd", "apiserver", "controller-manager", "scheduler",
                            "kubelet-node-1", "kubelet-node-2", "kube-proxy-node-1", "kube-proxy-node-2", "kube-dns"]
-    assert "--listen-client-urls=http://127.0.0.1:7379" in specs["etcd"].argv
-    assert "--listen-peer-urls=http://127.0.0.1:7380" in specs["etcd"].argv
+    etcd = specs["etcd"].argv
+    assert "--listen-client-urls=https://127.0.0.1:7379" in etcd
+    assert "--advertise-client-urls=https://127.0.0.1:7379" in etcd
+    assert "--listen-peer-urls=https://127.0.0.1:7380" in etcd
+    assert {"--client-cert-auth=true", f"--trusted-ca-file={tmp_path}/pki/etcd/ca.crt",
+            f"--cert-file={tmp_path}/pki/etcd/server.crt", f"--key-file={tmp_path}/pki/etcd/server.key",
+            "--peer-client-cert-auth=true", f"--peer-trusted-ca-file={tmp_path}/pki/etcd/ca.crt",
+            f"--peer-cert-file={tmp_path}/pki/etcd/peer.crt", f"--peer-key-file={tmp_path}/pki/etcd/peer.key",
+            } <= set(etcd)
+    # No plain-HTTP listener of any kind: no http URL, no separate metrics listener.
+    assert not [a for a in etcd if "http://" in a or a.startswith("--listen-metrics-urls")]
     assert specs["apiserver"].argv == (
-        sys.executable, "-m", "apiserver", "--etcd-endpoints", "http://127.0.0.1:7379",
-        "--bind-address", "0.0.0.0", "--port", "7443",
+        sys.executable, "-m", "apiserver", "--etcd-endpoints", "https://127.0.0.1:7379",
+        "--etcd-cafile", f"{tmp_path}/pki/etcd/ca.crt", "--etcd-certfile", f"{tmp_path}/pki/apiserver-etcd-client.crt",
+        "--etcd-keyfile", f"{tmp_path}/pki/apiserver-etcd-client.key", "--bind-address", "0.0.0.0", "--port", "7443",
         "--tls-cert-file", f"{tmp_path}/pki/apiserver.crt", "--tls-private-key-file", f"{tmp_path}/pki/apiserver.key",
         "--client-ca-file", f"{tmp_path}/pki/ca.crt", "--token-auth-file", f"{tmp_path}/tokens.csv",
         "--kubelet-client-certificate", f"{tmp_path}/pki/apiserver-kubelet-client.crt",
@@ -102,10 +133,10 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
 
 
 def test_external_etcd_is_not_started(tmp_path: Path) -> None:
-    config = ClusterConfig(data_dir=tmp_path, etcd_endpoints=("http://10.0.0.1:2379", "http://10.0.0.2:2379"))
+    config = ClusterConfig(data_dir=tmp_path, etcd_endpoints=("https://10.0.0.1:2379", "http://10.0.0.2:2379"))
     specs = component_specs(config)
     assert specs[0].name == "apiserver"
-    assert "http://10.0.0.1:2379,http://10.0.0.2:2379" in specs[0].argv
+    assert "https://10.0.0.1:2379,http://10.0.0.2:2379" in specs[0].argv
 
 
 def test_up_explains_why_the_cri_runtime_cannot_run(tmp_path: Path) -> None:
