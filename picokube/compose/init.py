@@ -2,7 +2,8 @@
 
 Run once before the components start (`depends_on: condition: service_completed_successfully`):
 - issues (or keeps) the CA, certificates, tokens and kubeconfigs in `--dir`, the volume every
-  component mounts, with the API server at `--server` (its service name inside the network);
+  component mounts, with the API server at `--server` (its service name inside the network),
+  and etcd's CA and certificates, its serving certificate naming `--etcd-host` (its service name);
 - writes the admin kubeconfig again for the host, pointing at `--admin-server` (the published
   port), to `--admin-kubeconfig`, owned by whoever owns `--owner-of` (the repository
   directory, bind-mounted read-only), so the user who ran `docker compose up` can read it.
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", type=Path, default=Path("/etc/picokube"))
     p.add_argument("--server", default="https://apiserver:6443")
     p.add_argument("--nodes", required=True, help="NAME=IP,... of the kubelet nodes")
+    p.add_argument("--etcd-host", action="append", default=[],
+                   help="a name or address etcd's certificates must carry (repeatable)")
     p.add_argument("--admin-kubeconfig", type=Path, required=True)
     p.add_argument("--admin-server", default="https://127.0.0.1:6443")
     p.add_argument("--owner-of", type=Path, default=None)
@@ -61,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    pki, tokens = issue_credentials(a.dir, server=a.server, nodes=nodes)
+    pki, tokens = issue_credentials(a.dir, server=a.server, nodes=nodes, etcd_hosts=a.etcd_host)
     a.admin_kubeconfig.parent.mkdir(parents=True, exist_ok=True)
     write_kubeconfig(a.admin_kubeconfig, server=a.admin_server, ca_pem=pki.ca_pem(), user=ADMIN_USER,
                      token=tokens[ADMIN_USER])

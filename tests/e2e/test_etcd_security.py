@@ -37,10 +37,11 @@ def _apiserver_tls(pki: EtcdPki) -> EtcdTLSConfig:
 
 async def test_etcd_refuses_a_client_without_a_certificate_and_accepts_the_api_servers(cluster: Cluster) -> None:
     url, pki = _etcd(cluster)
-    with pytest.raises(httpx.TransportError):  # the TLS handshake fails: etcd wants a client certificate
-        httpx.get(f"{url}/health", verify=ssl.create_default_context(cafile=str(pki.ca.ca_cert)), timeout=5)
-    with pytest.raises(httpx.TransportError):  # no plain-HTTP listener on the client port
-        httpx.get(url.replace("https://", "http://") + "/health", timeout=5)
+    async with httpx.AsyncClient(verify=ssl.create_default_context(cafile=str(pki.ca.ca_cert)), timeout=5) as c:
+        with pytest.raises(httpx.TransportError):  # the TLS handshake fails: etcd wants a client certificate
+            await c.get(f"{url}/health")
+        with pytest.raises(httpx.TransportError):  # no plain-HTTP listener on the client port
+            await c.get(url.replace("https://", "http://") + "/health")
     with pytest.raises(Unavailable):
         await Etcd3Storage.connect([url], tls=EtcdTLSConfig(ca_file=pki.ca.ca_cert), startup_timeout=1.0)
 
