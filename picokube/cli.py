@@ -83,6 +83,11 @@ def _setup_logging() -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+def _absolute(path: str | None) -> str | None:
+    """A file flag as an absolute path: the components run in the data dir, not here."""
+    return str(Path(path).expanduser().resolve()) if path else None
+
+
 @app.command()
 def up(
     data_dir: DataDir = DEFAULT_DATA_DIR,
@@ -90,6 +95,11 @@ def up(
     etcd_port: Annotated[int, typer.Option(help="Client port of the cluster's own etcd (peer: +1).")] = 2379,
     etcd_endpoints: Annotated[str | None, typer.Option(
         help="Use these existing etcd members (comma-separated URLs) instead of starting one.")] = None,
+    etcd_cafile: Annotated[str | None, typer.Option(
+        help="With --etcd-endpoints: the CA that verifies the members' https serving certificates.")] = None,
+    etcd_certfile: Annotated[str | None, typer.Option(
+        help="With --etcd-endpoints: the API server's client certificate towards etcd.")] = None,
+    etcd_keyfile: Annotated[str | None, typer.Option(help="With --etcd-endpoints: the key of --etcd-certfile.")] = None,
     nodes: Annotated[int, typer.Option(help="How many kubelets (nodes node-1..node-N) to run.")] = 1,
     runtime: Annotated[Runtime, typer.Option(help="Container runtime of the kubelets.")] = Runtime.auto,
     containerd_socket: Annotated[str | None, typer.Option(help="containerd socket for --runtime cri.")] = None,
@@ -124,6 +134,8 @@ def up(
         config = ClusterConfig(
             data_dir=_data_dir(data_dir), port=port, etcd_port=etcd_port,
             etcd_endpoints=parse_endpoints(etcd_endpoints) if etcd_endpoints else (),
+            etcd_cafile=_absolute(etcd_cafile), etcd_certfile=_absolute(etcd_certfile),
+            etcd_keyfile=_absolute(etcd_keyfile),
             nodes=nodes, runtime=chosen, containerd_socket=containerd_socket, node_capacity=node_capacity,
             pod_start_delay=pod_start_delay, node_monitor_grace_period=node_monitor_grace_period,
             node_status_update_frequency=node_status_update_frequency,

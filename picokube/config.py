@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 from kube.quantity import parse_capacity
 from picokube._files import write_file_atomic
 from picokube.containerd import ContainerdNode
+from picokube.etcd_pki import EtcdPki
 
 __all__ = ["CONFIG_FILE", "DEFAULT_NODE_CAPACITY", "ClusterConfig", "parse_endpoints"]
 
@@ -49,6 +50,11 @@ class ClusterConfig:
     port: int = 6443
     etcd_port: int = 2379
     etcd_endpoints: tuple[str, ...] = ()  # empty: picokube runs its own etcd
+    # TLS towards external https etcd endpoints (the API server's --etcd-cafile/certfile/keyfile);
+    # our own etcd always uses the data dir's etcd PKI.
+    etcd_cafile: str | None = None
+    etcd_certfile: str | None = None
+    etcd_keyfile: str | None = None
     nodes: int = 1
     runtime: str = "simulated"
     containerd_socket: str | None = None
@@ -69,6 +75,11 @@ class ClusterConfig:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
             if not 0 < port < 65535:
                 raise ValueError(f"{flag}: {port} is not a TCP port")
+        if (self.etcd_cafile or self.etcd_certfile or self.etcd_keyfile) and not self.etcd_endpoints:
+            raise ValueError("--etcd-cafile, --etcd-certfile and --etcd-keyfile are for --etcd-endpoints: "
+                             "the cluster's own etcd uses the data dir's etcd certificates")
+        if (self.etcd_certfile is None) != (self.etcd_keyfile is None):
+            raise ValueError("--etcd-certfile and --etcd-keyfile must be given together")
         if self.nodes < 0:
             raise ValueError("--nodes must be 0 or more")
         if self.controller_managers < 1 or self.schedulers < 1:
@@ -107,6 +118,13 @@ class ClusterConfig:
     @property
     def own_etcd(self) -> bool:
         return not self.etcd_endpoints
+
+    def etcd_client_files(self) -> tuple[str | None, str | None, str | None]:
+        """(CA, client certificate, client key) the API server presents to etcd."""
+        if self.own_etcd:
+            pki = EtcdPki(self.pki_dir)
+            return str(pki.ca.ca_cert), str(pki.apiserver_client_cert), str(pki.apiserver_client_key)
+        return self.etcd_cafile, self.etcd_certfile, self.etcd_keyfile
 
     @property
     def etcd_urls(self) -> tuple[str, ...]:

@@ -123,14 +123,13 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
                *(("--otlp-endpoint", config.otlp_endpoint) if config.otlp_endpoint else ()))
 
     specs = []
-    etcd_tls: tuple[str, ...] = ()
     if config.own_etcd:
-        etcd_pki = EtcdPki(config.pki_dir)
         argv = etcd_command(data_dir=config.etcd_data_dir, client_port=config.etcd_port,
-                            peer_port=config.etcd_port + 1, pki=etcd_pki)
+                            peer_port=config.etcd_port + 1, pki=EtcdPki(config.pki_dir))
         specs.append(ComponentSpec("etcd", tuple(argv), ready=lambda: port_open(config.etcd_port), cwd=cwd))
-        etcd_tls = ("--etcd-cafile", str(etcd_pki.ca.ca_cert), "--etcd-certfile", str(etcd_pki.apiserver_client_cert),
-                    "--etcd-keyfile", str(etcd_pki.apiserver_client_key))
+    etcd_tls = tuple(arg for flag, path in zip(("--etcd-cafile", "--etcd-certfile", "--etcd-keyfile"),
+                                               config.etcd_client_files(), strict=True)
+                     if path for arg in (flag, path))
     specs.append(python(
         "apiserver", "apiserver",
         "--etcd-endpoints", ",".join(config.etcd_urls), *etcd_tls, "--bind-address", "0.0.0.0",

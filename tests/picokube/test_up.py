@@ -137,6 +137,25 @@ def test_external_etcd_is_not_started(tmp_path: Path) -> None:
     specs = component_specs(config)
     assert specs[0].name == "apiserver"
     assert "https://10.0.0.1:2379,http://10.0.0.2:2379" in specs[0].argv
+    assert not [a for a in specs[0].argv if a.startswith("--etcd-") and a not in ("--etcd-endpoints",)]
+
+
+def test_external_https_etcd_gets_the_given_client_certificate(tmp_path: Path) -> None:
+    config = ClusterConfig(data_dir=tmp_path, etcd_endpoints=("https://10.0.0.1:2379",), etcd_cafile="/e/ca.crt",
+                           etcd_certfile="/e/c.crt", etcd_keyfile="/e/c.key")
+    argv = component_specs(config)[0].argv
+    i = argv.index("--etcd-endpoints")
+    assert argv[i:i + 8] == ("--etcd-endpoints", "https://10.0.0.1:2379", "--etcd-cafile", "/e/ca.crt",
+                             "--etcd-certfile", "/e/c.crt", "--etcd-keyfile", "/e/c.key")
+    assert ClusterConfig.from_json(config.to_json()) == config
+
+
+def test_etcd_client_files_are_refused_without_external_etcd(tmp_path: Path) -> None:
+    result = run_cli("up", "--data-dir", str(tmp_path), "--etcd-cafile", "/e/ca.crt")
+    assert result.returncode != 0 and "are for --etcd-endpoints" in result.stderr
+    result = run_cli("up", "--data-dir", str(tmp_path), "--etcd-endpoints", "https://10.0.0.1:2379",
+                     "--etcd-certfile", "/e/c.crt")
+    assert result.returncode != 0 and "--etcd-certfile and --etcd-keyfile must be given together" in result.stderr
 
 
 def test_up_explains_why_the_cri_runtime_cannot_run(tmp_path: Path) -> None:
