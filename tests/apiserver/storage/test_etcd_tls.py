@@ -21,6 +21,7 @@ from apiserver.storage import Etcd3Storage, EtcdTLSConfig, Unavailable
 from kube.component import UsageError
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.etcd import EtcdProcess
+from kube.testing.eventually import eventually_sync
 from picokube.etcd_pki import EtcdPki, ensure_etcd_pki
 
 
@@ -79,7 +80,7 @@ def test_etcds_http_endpoints_need_a_client_certificate_too(tls_etcd: EtcdProces
     assert answer.status_code == 200 and answer.json()["health"] == "true"
 
 
-def test_an_api_server_on_tls_etcd_is_ready_and_serves(tls_etcd: EtcdProcess, tmp_path: Path) -> None:
+def test_an_api_server_on_tls_etcd_serves_and_its_readyz_follows_etcd(tls_etcd: EtcdProcess, tmp_path: Path) -> None:
     with ApiServerHarness(tmp_path, etcd_endpoint=tls_etcd.endpoint, extra_args=tls_etcd.api_args()) as api:
         ctx = ssl.create_default_context(cafile=str(api.pki.ca_cert))
         with httpx.Client(base_url=api.server, verify=ctx, timeout=30,
@@ -88,6 +89,13 @@ def test_an_api_server_on_tls_etcd_is_ready_and_serves(tls_etcd: EtcdProcess, tm
             made = c.post("/api/v1/namespaces/default/configmaps", json={"metadata": {"name": "over-tls"}})
             assert made.status_code == 201, made.text
             assert c.get("/api/v1/namespaces/default/configmaps/over-tls").status_code == 200
+
+            tls_etcd.stop()
+            try:
+                eventually_sync(lambda: c.get("/readyz").status_code != 200, timeout=30, message="readyz failing")
+            finally:
+                tls_etcd.start()
+            eventually_sync(lambda: c.get("/readyz").status_code == 200, timeout=30, message="readyz back")
 
 
 @pytest.mark.parametrize(("args", "message"), [
