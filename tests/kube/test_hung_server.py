@@ -31,7 +31,8 @@ async def test_a_watch_on_a_stopped_server_is_abandoned(etcd_endpoint: str, tmp_
             finally:
                 server.process.send_signal(signal.SIGCONT)
             cm = await client.create(ConfigMap.model_validate({"metadata": {"name": "after", "namespace": "default"}}))
-            events = client.watch_raw(ConfigMap.info, "default", resource_version=rv)
-            first = await anext(events)
-            await events.aclose()
-            assert first["type"] == "ADDED" and first["object"]["metadata"]["name"] == cm.metadata.name
+            seen: list[tuple[str, str]] = []
+            async for ev in client.watch_raw(ConfigMap.info, "default", resource_version=rv):
+                seen.append((ev["type"], ev["object"]["metadata"]["name"]))
+                break
+            assert seen == [("ADDED", cm.metadata.name)]
