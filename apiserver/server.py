@@ -47,6 +47,7 @@ from apiserver.registry.rest import (
     SelfSubjectAccessReviewStorage,
     SelfSubjectReviewStorage,
     SelfSubjectRulesReviewStorage,
+    SubjectAccessReviewStorage,
 )
 from apiserver.registry.rest import Storage as RestStorage
 from apiserver.registry.service.allocation import new_service_allocators
@@ -206,13 +207,14 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     authorizer = new_authorizer(config.authorization_mode, registry)
     reviews: dict[str, Callable[[ResourceInfo], RestStorage]] = {
         "SelfSubjectAccessReview": lambda _: SelfSubjectAccessReviewStorage(authorizer),
+        "SubjectAccessReview": lambda _: SubjectAccessReviewStorage(authorizer),
         "SelfSubjectRulesReview": lambda _: SelfSubjectRulesReviewStorage(authorizer),
         "SelfSubjectReview": lambda info: SelfSubjectReviewStorage(info.version)}
     for info in RESOURCES:
         if info.kind in VIRTUAL_KINDS:
             registry.add(ServedResource(info, reviews[info.kind](info)))
     admission: AdmissionChain = default_admission(registry, admission_plugins,
-                                                  disabled=config.disable_admission_plugins)
+                                                  disabled=config.disable_admission_plugins, authorizer=authorizer)
     metrics = Metrics()
     handler = ResourceHandler(registry, admission, max_request_bytes=config.max_request_bytes,
                               min_request_timeout=config.min_request_timeout)
