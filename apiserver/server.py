@@ -25,6 +25,7 @@ from apiserver.apiextensions.controller import CRDController
 from apiserver.audit import AuditLog
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.authn.authenticator import Authenticator
+from apiserver.authn.bootstrap_token import BootstrapTokenAuthenticator
 from apiserver.authn.serviceaccount import TokenSigner, load_or_generate_key
 from apiserver.authn.serviceaccount_validator import ServiceAccountAuthenticator
 from apiserver.authz.bootstrap import bootstrap_policy
@@ -165,6 +166,8 @@ def _authenticator(config: ApiServerConfig, signer: TokenSigner, registry: Resou
     if config.token_auth_file:
         authenticators.append(TokenFileAuthenticator.from_file(config.token_auth_file))
     service_accounts, nodes = registry.lister("serviceaccounts"), registry.lister("nodes")
+    if config.enable_bootstrap_token_auth:
+        authenticators.append(BootstrapTokenAuthenticator(registry.lister("secrets").get))
     authenticators.append(ServiceAccountAuthenticator(
         signer, service_accounts.get, pod_lookup=registry.lister("pods").get,
         secret_lookup=registry.lister("secrets").get, node_lookup=lambda name: nodes.get(None, name)))
