@@ -96,3 +96,28 @@ def test_wrong_ca_hash_stops_the_join(cluster: Cluster, tmp_path: Path) -> None:
     assert out.returncode != 0
     assert "cluster CA found in cluster-info ConfigMap is invalid" in out.stderr, out.stderr
     assert cluster.kubectl("get", "node", "wrong").returncode != 0
+
+
+def test_kubectl_certificate_approve_and_deny(cluster: Cluster, tmp_path: Path) -> None:
+    import base64
+
+    from kube.csr import certificate_request, new_key
+
+    def submit(name: str) -> None:
+        pem = certificate_request(new_key(), common_name=f"user-{name}", organizations=("devs",))
+        cluster.kubectl_ok("create", "-f", "-", stdin=json.dumps({
+            "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest", "metadata": {"name": name},
+            "spec": {"request": base64.b64encode(pem).decode(), "signerName": "kubernetes.io/kube-apiserver-client",
+                     "usages": ["digital signature", "client auth"], "expirationSeconds": 86400}}))
+
+    submit("alice")
+    submit("mallory")
+    assert cluster.kubectl_ok("get", "csr", "alice").split()[-1] == "Pending"
+    cluster.kubectl_ok("certificate", "approve", "alice")
+    cluster.kubectl_ok("certificate", "deny", "mallory")
+    eventually_sync(lambda: cluster.kubectl_ok("get", "csr", "alice").split()[-1] == "Approved,Issued",
+                    timeout=30, message="alice's certificate issued")
+    header, row = cluster.kubectl_ok("get", "csr", "alice").splitlines()
+    assert header.split() == ["NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"]
+    assert row.split()[2:] == ["kubernetes.io/kube-apiserver-client", "admin", "1d", "Approved,Issued"]
+    assert cluster.kubectl_ok("get", "csr", "mallory").split()[-1] == "Denied"
