@@ -48,6 +48,9 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
     p.add_argument("--client-ca-file", type=Path)
     p.add_argument("--token-auth-file", type=Path)
     p.add_argument("--authorization-mode", default="Node,RBAC")
+    p.add_argument("--enable-bootstrap-token-auth", nargs="?", const="true", default="false",
+                   choices=["true", "false"],
+                   help="authenticate bootstrap tokens (Secrets bootstrap-token-<id> in kube-system)")
     p.add_argument("--service-account-signing-key-file", type=Path)
     p.add_argument("--service-account-issuer", default="https://kubernetes.default.svc.cluster.local",
                    help="the iss of ServiceAccount tokens and the OIDC discovery issuer")
@@ -103,6 +106,7 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         bind_address=a.bind_address, port=a.port, tls_cert_file=a.tls_cert_file,
         tls_private_key_file=a.tls_private_key_file, client_ca_file=a.client_ca_file,
         token_auth_file=a.token_auth_file, authorization_mode=a.authorization_mode,
+        enable_bootstrap_token_auth=a.enable_bootstrap_token_auth == "true",
         service_account_signing_key_file=a.service_account_signing_key_file,
         service_account_issuer=a.service_account_issuer,
         api_audiences=tuple(x.strip() for x in a.api_audiences.split(",") if x.strip()),

@@ -17,6 +17,8 @@ class ApiServerConfig:
     tls_private_key_file: Path | None = None
     client_ca_file: Path | None = None
     token_auth_file: Path | None = None
+    # Bearer `<id>.<secret>` tokens backed by kube-system/bootstrap-token-<id> Secrets (a joining node's).
+    enable_bootstrap_token_auth: bool = False
     # The RSA or EC key that signs ServiceAccount tokens (PEM); None: a fresh key per process.
     service_account_signing_key_file: Path | None = None
     # The `iss` of ServiceAccount tokens, also served by /.well-known/openid-configuration.

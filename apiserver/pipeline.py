@@ -2,7 +2,9 @@
 
 Pure ASGI rather than a BaseHTTPMiddleware so streaming responses (watches) pass straight
 through and each request costs no extra task. Guarantees:
-- a request to anything but the anonymous paths without a valid credential gets a 401
+- a request to anything but the anonymous paths without a valid credential gets a 401 (a
+  credential-less GET of an ANONYMOUS_RESOURCE_PATHS entry runs as system:anonymous instead,
+  and RBAC decides)
   `Status` and never reaches a handler; the authenticated user is in
   `scope["state"]["authenticated_user"]`, and the user the request runs as (the impersonated
   one when `Impersonate-*` headers ask for it and it is allowed, apiserver/authn/impersonation.py)
@@ -57,6 +59,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _COMPONENT_GROUPS = frozenset({"system:nodes", "system:serviceaccounts"})
+# Read as system:anonymous when no credential is given (upstream's anonymous authentication,
+# limited here to what a joining machine needs before it has one: the cluster-info ConfigMap,
+# which kubeadm lets system:anonymous read with a Role in kube-public).
+ANONYMOUS_RESOURCE_PATHS = frozenset({"/api/v1/namespaces/kube-public/configmaps/cluster-info"})
 
 
 def _trace_parent(scope: Scope, info: RequestInfo, user: UserInfo) -> otel_context.Context | None:
@@ -104,6 +110,13 @@ def attributes_for(user: UserInfo, info: RequestInfo) -> Attributes:
                       name=info.name, path=info.path)
 
 
+def _anonymous_read(scope: Scope, info: RequestInfo) -> bool:
+    """A credential-less read of a path anonymous requests may try (RBAC still decides)."""
+    if info.verb != "get" or info.path not in ANONYMOUS_RESOURCE_PATHS:
+        return False
+    return not any(k.lower() == b"authorization" for k, _ in scope["headers"])
+
+
 def _query_param(scope: Scope, name: str) -> str | None:
     for part in scope.get("query_string", b"").decode("latin-1").split("&"):
         key, _, value = part.partition("=")
@@ -141,6 +154,8 @@ class RequestPipeline:
             user = None
             if info.path not in ANONYMOUS_PATHS and not info.path.startswith(ANONYMOUS_PREFIXES):
                 user = self.authenticate(scope)
+                if user is None and _anonymous_read(scope, info):
+                    user = ANONYMOUS
                 if user is None:
                     raise Unauthorized("Unauthorized")
                 state = scope.setdefault("state", {})

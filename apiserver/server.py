@@ -25,6 +25,7 @@ from apiserver.apiextensions.controller import CRDController
 from apiserver.audit import AuditLog
 from apiserver.authn import TokenFileAuthenticator, UnionAuthenticator
 from apiserver.authn.authenticator import Authenticator
+from apiserver.authn.bootstrap_token import BootstrapTokenAuthenticator
 from apiserver.authn.serviceaccount import TokenSigner, load_or_generate_key
 from apiserver.authn.serviceaccount_validator import ServiceAccountAuthenticator
 from apiserver.authz.bootstrap import bootstrap_policy
@@ -47,6 +48,7 @@ from apiserver.registry.rest import (
     SelfSubjectAccessReviewStorage,
     SelfSubjectReviewStorage,
     SelfSubjectRulesReviewStorage,
+    SubjectAccessReviewStorage,
 )
 from apiserver.registry.rest import Storage as RestStorage
 from apiserver.registry.service.allocation import new_service_allocators
@@ -164,6 +166,8 @@ def _authenticator(config: ApiServerConfig, signer: TokenSigner, registry: Resou
     if config.token_auth_file:
         authenticators.append(TokenFileAuthenticator.from_file(config.token_auth_file))
     service_accounts, nodes = registry.lister("serviceaccounts"), registry.lister("nodes")
+    if config.enable_bootstrap_token_auth:
+        authenticators.append(BootstrapTokenAuthenticator(registry.lister("secrets").get))
     authenticators.append(ServiceAccountAuthenticator(
         signer, service_accounts.get, pod_lookup=registry.lister("pods").get,
         secret_lookup=registry.lister("secrets").get, node_lookup=lambda name: nodes.get(None, name)))
@@ -207,13 +211,14 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     authorizer = new_authorizer(config.authorization_mode, registry)
     reviews: dict[str, Callable[[ResourceInfo], RestStorage]] = {
         "SelfSubjectAccessReview": lambda _: SelfSubjectAccessReviewStorage(authorizer),
+        "SubjectAccessReview": lambda _: SubjectAccessReviewStorage(authorizer),
         "SelfSubjectRulesReview": lambda _: SelfSubjectRulesReviewStorage(authorizer),
         "SelfSubjectReview": lambda info: SelfSubjectReviewStorage(info.version)}
     for info in RESOURCES:
         if info.kind in VIRTUAL_KINDS:
             registry.add(ServedResource(info, reviews[info.kind](info)))
     admission: AdmissionChain = default_admission(registry, admission_plugins,
-                                                  disabled=config.disable_admission_plugins)
+                                                  disabled=config.disable_admission_plugins, authorizer=authorizer)
     metrics = Metrics()
     handler = ResourceHandler(registry, admission, max_request_bytes=config.max_request_bytes,
                               min_request_timeout=config.min_request_timeout)

@@ -24,6 +24,7 @@ from kube.component import (
     run_leader_elected,
     tracing_from_flags,
 )
+from kube.duration import parse_go_duration
 from kube.tracing import setup_tracing
 
 PROG = "python -m controllers"
@@ -76,6 +77,11 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
     parser.add_argument("--default-storage-class", default="",
                         help="create this default StorageClass (local-path provisioner) unless it exists "
                              "(default: none)")
+    parser.add_argument("--cluster-signing-cert-file", default=None,
+                        help="PEM CA certificate csrsigning signs kubernetes.io requests with")
+    parser.add_argument("--cluster-signing-key-file", default=None, help="the PEM key of --cluster-signing-cert-file")
+    parser.add_argument("--cluster-signing-duration", default="8760h",
+                        help="the longest lifetime of a certificate csrsigning issues (default 8760h)")
     add_leader_election_flags(parser, lease=LEASE, what="run the controllers")
     add_tracing_flags(parser)
     args = parser.parse_args(argv)
@@ -91,6 +97,12 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                          "--pod-gc-period must be positive")
     if args.root_ca_file is not None:
         _check_root_ca_file(args.root_ca_file)
+    try:
+        signing_duration = parse_go_duration(args.cluster_signing_duration)
+    except ValueError as e:
+        raise UsageError(f"--cluster-signing-duration: {e}") from None
+    if bool(args.cluster_signing_cert_file) != bool(args.cluster_signing_key_file):
+        raise UsageError("--cluster-signing-cert-file and --cluster-signing-key-file go together")
     return ControllerManagerConfig(kubeconfig=args.kubeconfig, default_storage_class=args.default_storage_class,
                                    concurrent_deployment_syncs=args.concurrent_deployment_syncs,
                                    concurrent_replicaset_syncs=args.concurrent_replicaset_syncs,
@@ -103,6 +115,9 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
                                    node_monitor_grace_period=args.node_monitor_grace_period,
                                    node_monitor_period=args.node_monitor_period,
                                    root_ca_file=args.root_ca_file,
+                                   cluster_signing_cert_file=args.cluster_signing_cert_file,
+                                   cluster_signing_key_file=args.cluster_signing_key_file,
+                                   cluster_signing_duration=signing_duration,
                                    terminated_pod_gc_threshold=args.terminated_pod_gc_threshold,
                                    pod_gc_period=args.pod_gc_period,
                                    pod_gc_orphan_quarantine=args.pod_gc_orphan_quarantine,

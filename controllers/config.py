@@ -38,6 +38,11 @@ class ControllerManagerConfig:
     root_ca_file: str | None = None
     """With --root-ca-file: the CA bundle published as kube-root-ca.crt in every namespace
     (without it, the CA the kubeconfig trusts)."""
+    cluster_signing_cert_file: str | None = None
+    cluster_signing_key_file: str | None = None
+    """With both: the CA csrsigning signs kubernetes.io signers' approved requests with."""
+    cluster_signing_duration: float = 8760 * 3600.0
+    """Seconds a certificate csrsigning issues lasts at most (a request's expirationSeconds may ask for less)."""
     tracing: TracingConfig = TracingConfig()
     terminated_pod_gc_threshold: int = 12500
     """Terminated pods kept before the oldest are deleted (0: never delete them)."""

@@ -20,6 +20,8 @@ from controllers.clusterroleaggregation import ClusterRoleAggregationController
 from controllers.config import USER_AGENT, ControllerManagerConfig
 from controllers.context import Controller, ControllerBuilder, ControllerContext
 from controllers.cronjob import CronJobController
+from controllers.csrapproving import CSRApprovingController
+from controllers.csrsigning import CSRSigningController
 from controllers.daemonset import DaemonSetsController
 from controllers.deployment import DeploymentController
 from controllers.disruption import DisruptionController
@@ -36,6 +38,7 @@ from controllers.rootcacertpublisher import RootCACertPublisher
 from controllers.serviceaccount import ServiceAccountsController
 from controllers.statefulset import StatefulSetController
 from controllers.tainteviction import TaintEvictionController
+from controllers.tokencleaner import TokenCleaner
 from controllers.ttlafterfinished import TTLAfterFinishedController
 from controllers.volumeprotection import PVCProtectionController, PVProtectionController
 from kube.cache import InformerFactory
@@ -70,6 +73,9 @@ CONTROLLERS: dict[str, ControllerBuilder] = {
     "persistentvolume-binder": PersistentVolumeController,
     "pvc-protection": PVCProtectionController,
     "pv-protection": PVProtectionController,
+    "csrapproving": CSRApprovingController,
+    "csrsigning": CSRSigningController,
+    "tokencleaner": TokenCleaner,
 }
 """Controller name -> builder; the name also makes the field manager `<name>-controller`."""
 

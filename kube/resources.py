@@ -105,6 +105,8 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass", False, ("pc",)),
     ResourceInfo("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
                  "selfsubjectaccessreview", False, verbs=("create",)),
+    ResourceInfo("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews",
+                 "subjectaccessreview", False, verbs=("create",)),
     ResourceInfo("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
                  "selfsubjectrulesreview", False, verbs=("create",)),
     # kubectl 1.27 asks `auth whoami` of v1alpha1/v1beta1 only; the older versions come first so
@@ -120,10 +122,13 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", True, ("pvc",),
                  subresources=("status",), has_status=True),
     ResourceInfo("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass", False, ("sc",)),
+    ResourceInfo("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests",
+                 "certificatesigningrequest", False, ("csr",), subresources=("status", "approval"), has_status=True),
 )
 
 # Kinds that are answered, never stored (reviews): the handler computes their status.
-VIRTUAL_KINDS = frozenset({"SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview"})
+VIRTUAL_KINDS = frozenset({"SelfSubjectAccessReview", "SubjectAccessReview", "SelfSubjectRulesReview",
+                           "SelfSubjectReview"})
 
 _BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}
 _BY_PLURAL = {(r.group, r.plural): r for r in RESOURCES}

@@ -12,19 +12,31 @@ printed on stderr), 2 for a usage error.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
+import socket
 import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, NoReturn
 
+import httpx
 import typer
 
+from kube.bootstraptoken import TOKEN_PATTERN, parse_token
+from kube.client.config import ClientConfig, KubeconfigError, load_kubeconfig
+from kube.csr import ca_cert_hash
+from kube.duration import parse_go_duration
+from picokube.bootstrap import create_token, delete_token, ensure_join_objects, list_tokens
+from picokube.certificate_manager import CertificateError
 from picokube.config import DEFAULT_NODE_CAPACITY, ClusterConfig, parse_endpoints
 from picokube.containerd import import_image
+from picokube.discovery import DiscoveryError
 from picokube.down import down as run_down
 from picokube.images import BUSYBOX_IMAGE, build_busybox_image
+from picokube.join import JoinConfig, run_join
+from picokube.state import ClusterLocked
 from picokube.status import status as run_status
 from picokube.up import (
     UpError,
@@ -216,6 +228,106 @@ def image_busybox(
     except (FileNotFoundError, OSError) as e:
         _fail(str(e))
     typer.echo(f"wrote {name} to {file}")
+
+
+token_app = typer.Typer(no_args_is_help=True, help="Manage bootstrap tokens, with which machines join the cluster.")
+app.add_typer(token_app, name="token")
+
+
+def _admin_config(data_dir: str) -> tuple[ClusterConfig, ClientConfig]:
+    try:
+        config = ClusterConfig.load(_data_dir(data_dir))
+        return config, load_kubeconfig(config.admin_kubeconfig)
+    except (OSError, ValueError, TypeError, KubeconfigError):
+        _fail(f"no cluster in {_data_dir(data_dir)}: run `picokube up` first")
+
+
+@token_app.command("create")
+def token_create(
+    ttl: Annotated[str, typer.Option(help="How long the token is valid (Go duration; 0 never expires).")] = "24h",
+    print_join_command: Annotated[bool, typer.Option(
+        "--print-join-command", help="Print the whole `picokube join` command instead of the token.")] = False,
+    description: Annotated[str, typer.Option(help="A note kept with the token.")] = "",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+) -> None:
+    """Create a bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`) a machine joins with."""
+    try:
+        seconds = parse_go_duration(ttl)
+    except ValueError as e:
+        _fail(f"--ttl: {e}")
+    config, admin = _admin_config(data_dir)
+    try:
+        ensure_join_objects(admin, server=config.apiserver_url)
+        token = create_token(admin, ttl=dt.timedelta(seconds=seconds) if seconds else None, description=description)
+    except (RuntimeError, httpx.HTTPError) as e:
+        _fail(str(e))
+    if not print_join_command:
+        typer.echo(token)
+        return
+    assert admin.ca_data is not None
+    typer.echo(f"picokube join --server {config.apiserver_url} --token {token} "
+               f"--discovery-token-ca-cert-hash {ca_cert_hash(admin.ca_data)}")
+
+
+@token_app.command("list")
+def token_list(data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
+    """List the bootstrap tokens (their ids, never their secrets)."""
+    _, admin = _admin_config(data_dir)
+    try:
+        tokens = list_tokens(admin)
+    except httpx.HTTPError as e:
+        _fail(str(e))
+    typer.echo(f"{'TOKEN ID':<10}{'EXPIRES':<22}{'EXTRA GROUPS'}")
+    for t in tokens:
+        typer.echo(f"{t.get('token-id', ''):<10}{t.get('expiration', '<forever>'):<22}{t.get('auth-extra-groups', '')}")
+
+
+@token_app.command("delete")
+def token_delete(tokens: Annotated[list[str], typer.Argument(help="Token ids or whole tokens.")],
+                 data_dir: DataDir = DEFAULT_DATA_DIR) -> None:
+    """Delete bootstrap tokens; machines can no longer join with them."""
+    _, admin = _admin_config(data_dir)
+    for token in tokens:
+        try:
+            if not delete_token(admin, token):
+                _fail(f"bootstrap token {token.split('.')[0]!r} not found")
+        except httpx.HTTPError as e:
+            _fail(str(e))
+        typer.echo(f"bootstrap token {token.split('.')[0]!r} deleted")
+
+
+@app.command()
+def join(
+    server: Annotated[str, typer.Option(help="The API server's URL (https://host:6443).")],
+    token: Annotated[str, typer.Option(help="A bootstrap token from `picokube token create`.")],
+    discovery_token_ca_cert_hash: Annotated[str, typer.Option(
+        help="sha256:<hex> of the cluster CA's public key, as `token create --print-join-command` prints it.")],
+    node_name: Annotated[str | None, typer.Option(help="This node's name (default: the host name).")] = None,
+    runtime: Annotated[Runtime, typer.Option(help="Container runtime of the kubelet.")] = Runtime.auto,
+    node_capacity: Annotated[str, typer.Option(help="Capacity a simulated node reports.")] = DEFAULT_NODE_CAPACITY,
+    pod_cidr: Annotated[str, typer.Option(help="This node's pod subnet.")] = "10.244.100.0/24",
+    data_dir: DataDir = "~/.picokube-node",
+) -> None:
+    """Join this machine to a cluster as a node: verify the CA, get a certificate, run a kubelet."""
+    _setup_logging()
+    if parse_token(token) is None:
+        _fail(f"the token must match {TOKEN_PATTERN.pattern} (picokube token create prints one)")
+    try:
+        chosen, _ = resolve_runtime(runtime.value)
+    except UpError as e:
+        _fail(str(e))
+    name = node_name or socket.gethostname().lower()
+    config = JoinConfig(server=server, token=token, ca_cert_hash=discovery_token_ca_cert_hash, node_name=name,
+                        runtime=chosen, data_dir=_data_dir(data_dir),
+                        node_capacity=node_capacity if chosen != "cri" else None, pod_cidr=pod_cidr)
+    config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        code = run_join(config)
+    except (DiscoveryError, CertificateError) as e:
+        _fail(f"join failed: {e}")
+    except ClusterLocked:
+        _fail(f"something already runs for {config.data_dir}; stop it with `picokube down --data-dir {data_dir}`")
+    raise typer.Exit(code)
 
 
 @app.command("_supervise", hidden=True)

@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import kube
+from kube.client.config import load_kubeconfig
 from kube.netutil import host_address
 from picokube._files import make_private_dir
+from picokube.bootstrap import ensure_join_objects
 from picokube.config import SIMULATED_CLUSTER_CIDR, ClusterConfig
 from picokube.containerd import containerd_available
 from picokube.credentials import issue_credentials
@@ -139,7 +141,8 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         "--kubelet-client-certificate", str(config.pki_dir / "apiserver-kubelet-client.crt"),
         "--kubelet-client-key", str(config.pki_dir / "apiserver-kubelet-client.key"),
         "--service-account-signing-key-file", str(config.pki_dir / "sa.key"),
-        "--authorization-mode", "Node,RBAC", "--audit-log-path", str(config.logs_dir / "audit.log"),
+        "--authorization-mode", "Node,RBAC", "--enable-bootstrap-token-auth",
+        "--audit-log-path", str(config.logs_dir / "audit.log"),
         "--trace-store-file", str(config.data_dir / "traces.jsonl"), *tracing,
         "--service-cluster-ip-range", config.service_cluster_ip_range,
         "--service-node-port-range", config.service_node_port_range,
@@ -153,6 +156,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
             "controller-manager" if n == 1 else f"controller-manager-{n}", "controllers",
             "--kubeconfig", str(config.kubeconfig_for("controller-manager")),
             "--root-ca-file", str(pki.ca_cert), "--default-storage-class", "standard", *tracing,
+            "--cluster-signing-cert-file", str(pki.ca_cert), "--cluster-signing-key-file", str(pki.ca_key),
             # Nodes are checked four times per grace period, at most every 5 s as upstream.
             *(("--node-monitor-grace-period", str(grace), "--node-monitor-period", str(min(5.0, grace / 4)))
               if grace is not None else ())))
@@ -286,13 +290,30 @@ def state_info(config: ClusterConfig) -> dict[str, object]:
 
 def supervise(config: ClusterConfig, *, on_started: Callable[[], None] | None = None) -> int:
     """Run the cluster's supervisor in this process until a stop signal; the exit code."""
+    def started() -> None:
+        threading.Thread(target=_publish_join_objects, args=(config,), name="join-objects", daemon=True).start()
+        if on_started is not None:
+            on_started()
+
     supervisor = Supervisor(data_dir=config.data_dir, components=component_specs(config),
-                            info=state_info(config), on_started=on_started)
+                            info=state_info(config), on_started=started)
     try:
         return supervisor.run()
     except ClusterLocked:
         logger.error("Another supervisor already runs for %s", config.data_dir)
         return 1
+
+
+def _publish_join_objects(config: ClusterConfig, *, attempts: int = 30) -> None:
+    """cluster-info and kubeadm's bootstrap bindings (picokube/bootstrap.py), retried while the API server starts."""
+    for _ in range(attempts):
+        try:
+            ensure_join_objects(load_kubeconfig(config.admin_kubeconfig), server=config.apiserver_url)
+            return
+        except Exception as e:  # noqa: BLE001 - a retry loop's boundary
+            logger.debug("Publishing cluster-info failed, will retry: %s", e)
+            time.sleep(2.0)
+    logger.warning("Could not publish cluster-info: machines cannot `picokube join` until `picokube token create`")
 
 
 def up_foreground(config: ClusterConfig) -> int:

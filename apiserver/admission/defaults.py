@@ -13,6 +13,9 @@ from collections.abc import Iterable
 from apiserver.admission.chain import AdmissionChain
 from apiserver.admission.interfaces import Obj
 from apiserver.admission.plugins import (
+    CertificateApproval,
+    CertificateSigning,
+    CertificateSubjectRestriction,
     DefaultStorageClass,
     DefaultTolerationSeconds,
     LimitRanger,
@@ -23,6 +26,7 @@ from apiserver.admission.plugins import (
     ServiceAccount,
     StorageObjectInUseProtection,
 )
+from apiserver.authz import Authorizer
 from apiserver.registry.generic import ListOptions
 from apiserver.registry.resource_registry import ResourceRegistry
 
@@ -30,12 +34,17 @@ __all__ = ["default_admission"]
 
 _NAMES = tuple(plugin.name for plugin in (NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, Priority,
                                           DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection,
+                                          CertificateApproval, CertificateSigning, CertificateSubjectRestriction,
                                           ResourceQuota))
 
 
 def default_admission(registry: ResourceRegistry, extra: Iterable[object] = (),
-                      disabled: Iterable[str] = ()) -> AdmissionChain:
-    """The default chain over the registry's stores and listers, with `extra` plugins at the end."""
+                      disabled: Iterable[str] = (), authorizer: Authorizer | None = None) -> AdmissionChain:
+    """The default chain over the registry's stores and listers, with `extra` plugins at the end.
+
+    The certificate plugins, which ask `authorizer` whether a user may approve or sign for a
+    signer, join only when there is one.
+    """
     off = set(disabled)
     unknown = off - set(_NAMES)
     if unknown:
@@ -82,6 +91,8 @@ def default_admission(registry: ResourceRegistry, extra: Iterable[object] = (),
         DefaultStorageClass(list_storage_classes),
         StorageObjectInUseProtection(),
     ]
+    if authorizer is not None:
+        first += [CertificateApproval(authorizer), CertificateSigning(authorizer), CertificateSubjectRestriction()]
     last: list[object] = [ResourceQuota(quotas.lister(), list_pods=list_pods, write_status=write_quota_status)]
     return AdmissionChain([*(p for p in first if getattr(p, "name", "") not in off), *extra,
                            *(p for p in last if getattr(p, "name", "") not in off)])

@@ -169,7 +169,26 @@ def bootstrap_policy() -> list[tuple[str, Obj]]:
                                               "persistentvolumeclaims/status"], "verbs": _ALL},
             # The default StorageClass its --default-storage-class names (upstream's addon manager creates it).
             {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["create"]},
+            # csrapproving and csrsigning (upstream's certificate-controller), which ask whether a
+            # requester may have its request approved; the token cleaner removes expired tokens.
+            {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests/approval",
+                                                                 "certificatesigningrequests/status"],
+             "verbs": ["update"]},
+            {"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "verbs": ["approve", "sign"],
+             "resourceNames": ["kubernetes.io/*"]},
+            {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
         ]),
+        # What a joining kubelet's bootstrap token may do: ask for its client certificate.
+        _cluster_role("system:node-bootstrapper", [
+            _rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"])]),
+        # csrapproving approves a node's request when its requester holds these (kubeadm binds them).
+        _cluster_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient", [
+            _rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/nodeclient"])]),
+        _cluster_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", [
+            _rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/selfnodeclient"])]),
+        *(_cluster_role(f"system:certificates.k8s.io:{signer}-approver", [
+            {**_rule(["approve"], ["certificates.k8s.io"], ["signers"]), "resourceNames": [f"kubernetes.io/{signer}"]}])
+          for signer in ("kube-apiserver-client", "kube-apiserver-client-kubelet", "kubelet-serving")),
         _cluster_role("system:kube-scheduler", [
             {"apiGroups": ["", "apps", "policy", "storage.k8s.io", "scheduling.k8s.io"], "resources": ["*"],
              "verbs": _READ},

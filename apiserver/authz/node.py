@@ -10,6 +10,9 @@ Mirrors plugin/pkg/auth/authorizer/node, reduced to what picokube's kubelet need
 - write its own Node (create, update, patch, including status) and its own Lease in
   kube-node-lease; pods bound to it: status updates and deletes (the end of a graceful
   delete); events (create, patch, update);
+- certificatesigningrequests: create, get, list, watch (its client certificate's rotation,
+  as upstream's NodeRules; approval of a renewal takes `selfnodeclient`, which kubeadm's
+  binding grants to system:nodes);
 - anything else: no opinion (RBAC may still allow it); for another node's objects: deny.
 It lists no rules (SelfSubjectRulesReview): for a node the answer is incomplete, as upstream.
 """
@@ -128,6 +131,11 @@ class NodeAuthorizer:
             return Decision.ALLOW, ""
         if group == "" and res == "serviceaccounts":
             return self._authorize_create_token(node, attrs)
+        if group == "certificates.k8s.io" and res == "certificatesigningrequests":
+            # Client certificate rotation: a node asks for its next certificate itself.
+            if not sub and verb in ("create", "get", "list", "watch"):
+                return Decision.ALLOW, ""
+            return Decision.NO_OPINION, ""
         if group == "" and res in ("configmaps", "secrets", "persistentvolumeclaims") and verb == "get":
             for pod in self.pods_on_node(node):
                 if (pod.get("metadata") or {}).get("namespace") == attrs.namespace and \

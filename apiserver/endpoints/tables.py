@@ -502,3 +502,6 @@ PRINTERS.update(CRONJOB_PRINTERS)
 from apiserver.endpoints.storage_tables import STORAGE_PRINTERS  # noqa: E402 - it builds on the names above
 
 PRINTERS.update(STORAGE_PRINTERS)
+from apiserver.endpoints.csr_tables import CSR_PRINTERS  # noqa: E402 - it builds on the names above
+
+PRINTERS.update(CSR_PRINTERS)

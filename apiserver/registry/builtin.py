@@ -9,6 +9,7 @@ same storage as pods/binding.
 
 from __future__ import annotations
 
+from apiserver.registry.csr_store import CertificateSigningRequestStore
 from apiserver.registry.generic import RegistryStore
 from apiserver.registry.kinds import strategy_for
 from apiserver.registry.resource_registry import ResourceRegistry, ServedResource
@@ -58,6 +59,9 @@ def install_builtin(registry: ResourceRegistry, storage: KeyValueStorage, *, pre
                 strategy.cluster_family = service_allocators.ip_range.family
             return ServiceRegistryStore(storage, r, strategy, allocators=service_allocators, prefix=prefix,
                                         max_object_bytes=max_object_bytes)
+        if r.kind == "CertificateSigningRequest":
+            return CertificateSigningRequestStore(storage, r, strategy_for(r), prefix=prefix,
+                                                  max_object_bytes=max_object_bytes)
         return RegistryStore(storage, r, strategy_for(r), prefix=prefix, max_object_bytes=max_object_bytes)
 
     stores = {r.plural: new_store(r) for r in RESOURCES
@@ -80,6 +84,8 @@ def _subresource(name: str, store: RegistryStore, stores: dict[str, RegistryStor
         return StatusStorage(store)
     if name == "finalize":
         return FinalizeStorage(store)
+    if name == "approval":
+        return StatusStorage(store, "approval")
     if name == "scale":
         return ScaleStorage(store)
     if name == "binding":

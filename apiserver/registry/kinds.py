@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from apiserver.apiextensions.crd_strategy import CRDStrategy
 from apiserver.registry.cronjob_strategy import CronJobStrategy
+from apiserver.registry.csr_strategy import CertificateSigningRequestStrategy
 from apiserver.registry.daemonset_strategy import ControllerRevisionStrategy, DaemonSetStrategy
 from apiserver.registry.defaults import apply_defaults
 from apiserver.registry.ephemeral_validation import (
@@ -276,6 +277,7 @@ def strategy_for(info: ResourceInfo) -> Strategy:
         "PersistentVolume": PersistentVolumeStrategy,
         "PersistentVolumeClaim": PersistentVolumeClaimStrategy,
         "StorageClass": StorageClassStrategy,
+        "CertificateSigningRequest": CertificateSigningRequestStrategy,
     }
     return by_kind.get(info.kind, Strategy)(info)
 

@@ -11,6 +11,8 @@ from kube.api.batch_v1 import *  # noqa: F403
 from kube.api.batch_v1 import __all__ as _batch
 from kube.api.batch_v1_cronjob import *  # noqa: F403
 from kube.api.batch_v1_cronjob import __all__ as _cronjob
+from kube.api.certificates_v1 import *  # noqa: F403
+from kube.api.certificates_v1 import __all__ as _certificates
 from kube.api.coordination_v1 import *  # noqa: F403
 from kube.api.coordination_v1 import __all__ as _coord
 from kube.api.core_v1 import *  # noqa: F403
@@ -36,4 +38,5 @@ from kube.api.storage_v1 import __all__ as _storage
 __all__ = ["KubeModel", "KubeObject", "T_Object", "DynamicObject", "dynamic_model", "model_for_kind",
            "model_for_resource",
            *_apps, *_apps_daemonset, *_coord, *_core, *_services, *_discovery, *_meta, *_statefulset,
-           *_core_workloads, *_policy, *_batch, *_cronjob, *_volumes, *_storage_core, *_storage]
+           *_core_workloads, *_policy, *_batch, *_cronjob, *_volumes, *_storage_core, *_storage,
+           *_certificates]

@@ -1,6 +1,6 @@
 """REST storages: one object per resource and per subresource, each serving the verbs it implements."""
 
-from apiserver.registry.rest.access_review import SelfSubjectAccessReviewStorage
+from apiserver.registry.rest.access_review import SelfSubjectAccessReviewStorage, SubjectAccessReviewStorage
 from apiserver.registry.rest.binding import BindingStorage
 from apiserver.registry.rest.ephemeral_containers import EphemeralContainersStorage
 from apiserver.registry.rest.eviction import EvictionStorage
@@ -35,6 +35,6 @@ __all__ = ["BindingStorage", "CollectionDeleter", "Connecter", "Context", "Creat
            "EvictionStorage", "FinalizeStorage", "GracefulDeleter", "Getter", "Kind", "KubeletClient", "Lister",
            "LogStorage", "NodeProxyStorage", "PodProxyStorage", "PodStreamStorage", "ProxyTransport",
            "ResourceStorage", "ServiceProxyStorage",
-           "ScaleStorage", "SelfSubjectAccessReviewStorage", "SelfSubjectReviewStorage",
+           "ScaleStorage", "SelfSubjectAccessReviewStorage", "SubjectAccessReviewStorage", "SelfSubjectReviewStorage",
            "SelfSubjectRulesReviewStorage", "StatusStorage", "Storage", "TokenRequestStorage",
            "UpdateFunc", "Updater", "Watcher", "verbs_of"]

@@ -1,4 +1,4 @@
-"""The status and finalize subresources: writes that may change one part of the object only.
+"""The status, approval and finalize subresources: writes that may change one part of the object only.
 
 What each may change is the kind's strategy's rule (`prepare_for_update` with the
 subresource): status keeps everything but `status`, finalize everything but
@@ -26,8 +26,10 @@ class FinalizeStorage:
 
 
 class StatusStorage(FinalizeStorage):
-    def __init__(self, store: RegistryStore) -> None:
-        super().__init__(store, "status")
+    """`status`, or another subresource read as the whole object (a CSR's `approval`)."""
+
+    def __init__(self, store: RegistryStore, subresource: str = "status") -> None:
+        super().__init__(store, subresource)
 
     async def get(self, ctx: Context, name: str) -> Obj:
         return await self.store.get(ctx.namespace, name)

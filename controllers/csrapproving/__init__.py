@@ -1,0 +1,5 @@
+"""The csrapproving controller."""
+
+from controllers.csrapproving.controller import CSRApprovingController
+
+__all__ = ["CSRApprovingController"]

@@ -1,0 +1,5 @@
+"""The csrsigning controller."""
+
+from controllers.csrsigning.controller import CSRSigningController
+
+__all__ = ["CSRSigningController"]
