@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_DEPTH", "DecodeError", "decode_json", "decode_yaml", "too_large_message"]
+__all__ = ["MAX_DEPTH", "DecodeError", "decode_json", "decode_yaml", "summarize", "too_large_message"]
 
 MAX_DEPTH = 200
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -37,7 +37,22 @@ _EXPANSION_FACTOR = 4
 
 
 class DecodeError(ValueError):
-    """A body that is not acceptable data; the message is the decoder's, in Go's words."""
+    """A body that is not acceptable data; the message is the decoder's, in Go's words.
+
+    `raw` is the refused body where the caller recorded it (for upstream's summary of it).
+    """
+
+    raw: bytes = b""
+
+
+def summarize(raw: bytes, max_length: int = 30) -> str:
+    """The start of a body for an error message, as upstream's summarizeData: text for an object, else hex."""
+    if not raw:
+        return "<empty>"
+    head, more = raw[:max_length], " ..." if len(raw) > max_length else ""
+    if raw[:1] == b"{":
+        return head.decode("utf-8", "replace") + more
+    return head.hex() + more
 
 
 def too_large_message(limit: int) -> str:
@@ -146,9 +161,11 @@ def _measure(root: yaml.Node) -> tuple[int, int, int, int]:
         if done:
             open_nodes.discard(key)
             measured = [sizes[id(c)] for c in children]
-            scalar = len(node.value) if isinstance(node, yaml.ScalarNode) else 0
-            sizes[key] = (1 + sum(m[0] for m in measured), scalar + sum(m[1] for m in measured),
-                          1 + max((m[2] for m in measured), default=0))
+            scalar = isinstance(node, yaml.ScalarNode)
+            # Depth counts containers only, as Go's JSON scanner does.
+            sizes[key] = (1 + sum(m[0] for m in measured),
+                          (len(node.value) if scalar else 0) + sum(m[1] for m in measured),
+                          (0 if scalar else 1) + max((m[2] for m in measured), default=0))
             continue
         if key in sizes:
             continue
@@ -181,7 +198,17 @@ def _check_aliasing(root: yaml.Node, raw_size: int) -> None:
 
 
 def decode_yaml(raw: bytes) -> Any:
-    """The single YAML document in `raw` as JSON data; DecodeError (or yaml.YAMLError) when refused."""
+    """The single YAML document in `raw` as JSON data; DecodeError (or yaml.YAMLError) when refused.
+
+    A DecodeError reads as sigs.k8s.io/yaml's ("error converting YAML to JSON: yaml: ...").
+    """
+    try:
+        return _decode_yaml(raw)
+    except DecodeError as e:
+        raise DecodeError(f"error converting YAML to JSON: {e}") from None
+
+
+def _decode_yaml(raw: bytes) -> Any:
     loader = _Loader(raw)
     try:
         try:
@@ -207,12 +234,12 @@ def _json_key(key: Any) -> str:
         return "null"
     if isinstance(key, (int, float)):
         return _json_scalar(key) if isinstance(key, float) else str(key)
-    raise DecodeError(f"error converting YAML to JSON: yaml: invalid map key: {key!r}")
+    raise DecodeError(f"yaml: invalid map key: {key!r}")
 
 
 def _json_scalar(value: float) -> str:
     if not math.isfinite(value):
-        raise DecodeError(f"error converting YAML to JSON: json: unsupported value: {value}")
+        raise DecodeError(f"json: unsupported value: {value}")
     return repr(value)
 
 
@@ -230,7 +257,7 @@ def _to_json_data(doc: Any) -> Any:
             return (int(value) if value.is_integer() and abs(value) < 2**63 else value), []
         if value is None or isinstance(value, (bool, int)):
             return value, []
-        raise DecodeError(f"error converting YAML to JSON: unsupported value of type {type(value).__name__}")
+        raise DecodeError(f"json: unsupported type: {type(value).__name__}")
 
     root, items = convert(doc)
     pending: list[tuple[Any, list[tuple[Any, Any]]]] = [(root, items)]

@@ -14,7 +14,7 @@ import yaml
 from starlette.requests import Request
 
 from apiserver.apiextensions.structural import prune
-from apiserver.endpoints.bounded import DecodeError, decode_json, decode_yaml, too_large_message
+from apiserver.endpoints.bounded import DecodeError, decode_json, decode_yaml, summarize, too_large_message
 from apiserver.endpoints.list_validation import validate_list_options
 from apiserver.fieldmanager import manager_from_user_agent
 from apiserver.openapi.schema import custom_schema, node_for_gvk, prune_unknown_fields, type_errors
@@ -190,18 +190,18 @@ class BodyReader:
             return None
         if media == codec.MEDIA_TYPE:
             try:
-                return codec.decode_object(raw)
+                return await asyncio.to_thread(codec.decode_object, raw)
             except codec.ProtobufError as e:
                 raise BadRequest(str(e)) from None
-        if is_yaml:
-            try:
-                return await asyncio.to_thread(decode_yaml, raw)
-            except yaml.YAMLError as e:
-                raise BadRequest(f"error decoding YAML: {e}") from None
         try:
+            if is_yaml:
+                return await asyncio.to_thread(decode_yaml, raw)
             return await asyncio.to_thread(decode_json, raw)
-        except DecodeError:
+        except DecodeError as e:
+            e.raw = raw
             raise
+        except yaml.YAMLError as e:
+            raise BadRequest(f"error decoding YAML: {e}") from None
         except (ValueError, UnicodeDecodeError) as e:
             raise BadRequest(f"the request body is not valid JSON: {e}") from None
 
@@ -211,8 +211,10 @@ class BodyReader:
             body = await self._decoded(request)
         except DecodeError as e:
             # As upstream: the kind could not even be read from a body its decoder refused.
-            raise BadRequest(f"the object provided is unrecognized (must be of type {kind.kind}): couldn't get "
-                             f"version/kind; json parse error: {e}") from None
+            cause = str(e) if content_type(request, "") == "application/yaml" else \
+                f"couldn't get version/kind; json parse error: {e}"
+            raise BadRequest(f"the object provided is unrecognized (must be of type {kind.kind}): {cause} "
+                             f"({summarize(e.raw)})") from None
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         api_version = body.get("apiVersion")
