@@ -80,15 +80,28 @@ def decode_json(raw: bytes) -> Any:
     try:
         doc = json.loads(raw, parse_constant=_refuse_constant, parse_float=_parse_float)
     except RecursionError:
-        raise DecodeError(f"invalid character '{_first_container(raw)}' exceeded max depth") from None
+        raise DecodeError(f"invalid character '{_first_too_deep(raw)}' exceeded max depth") from None
     _check_tree(doc, fix_surrogates=_SURROGATE_ESCAPE.search(raw) is not None,
                 may_be_deep=raw.count(b"[") + raw.count(b"{") > MAX_DEPTH)
     return doc
 
 
-def _first_container(raw: bytes) -> str:
-    i = min((p for p in (raw.find(b"{"), raw.find(b"[")) if p >= 0), default=-1)
-    return chr(raw[i]) if i >= 0 else "{"
+def _first_too_deep(raw: bytes) -> str:
+    """The bracket that opens level MAX_DEPTH + 1 (outside strings), the one Go's scanner names."""
+    depth, in_string, escaped = 0, False, False
+    for byte in raw:
+        char = chr(byte)
+        if in_string:
+            escaped, in_string = (not escaped and char == "\\"), in_string and (escaped or char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return char
+        elif char in "]}":
+            depth -= 1
+    return "{"
 
 
 def _clean(text: str) -> str:
