@@ -294,10 +294,10 @@ def test_what_is_accepted_decodes_with_the_official_client(c: httpx.Client, ns: 
                   ).status_code == 201
     assert _merge(c, f"{pod}/status", {"status": {"conditions": [
         {"type": "Ready", "status": "True", "lastTransitionTime": "0001-01-01T00:00:00Z"}]}}).status_code == 200
-    for url, patch in [(f"{node}/status", {"status": {"conditions": [{}]}}),
-                       (f"{node}/status", {"status": {"addresses": [{}]}}),
-                       (f"{pod}/status", {"status": {"containerStatuses": [{}]}}),
-                       (pod, {"metadata": {"ownerReferences": [{}]}})]:
+    refused: list[tuple[str, dict[str, Any]]] = [
+        (f"{node}/status", {"status": {"conditions": [{}]}}), (f"{node}/status", {"status": {"addresses": [{}]}}),
+        (f"{pod}/status", {"status": {"containerStatuses": [{}]}}), (pod, {"metadata": {"ownerReferences": [{}]}})]
+    for url, patch in refused:
         status(_merge(c, url, patch), 422, "Invalid")
     for url, model in [(node, "V1Node"), (pod, "V1Pod"), (f"/api/v1/namespaces/{ns}/configmaps/odd", "V1ConfigMap"),
                        ("/api/v1/nodes", "V1NodeList"), (f"/api/v1/namespaces/{ns}/pods", "V1PodList")]:
