@@ -6,7 +6,8 @@ kind the common ones, worded as upstream words them:
 - a field the schema lists as `required` is present (`Required value`), in `status` and
   `metadata` too: a stored object missing one (a node condition without `type`, an owner
   reference without `uid`) would fail every typed client that lists it, since those
-  clients, as the official Python one, refuse a model without its required fields;
+  clients, as the official Python one, refuse a model without its required fields (the
+  status object's own fields excepted: its writer fills them as it goes);
 - a field with a closed set of values (the `+enum` types of k8s.io/api, listed in `ENUMS`
   by definition and property, in the order upstream's messages list them) holds one of them
   (`Unsupported value: "Bogus": supported values: "Equal", "Exists"`); an empty string is
@@ -57,7 +58,11 @@ _SKIPPED_TOP = frozenset({"apiVersion", "kind"})
 def schema_errors(obj: Obj, node: SchemaNode) -> list[FieldError]:
     """Every required, enum and quantity error in `obj`."""
     errs: list[FieldError] = []
-    _check_object({k: v for k, v in obj.items() if k not in _SKIPPED_TOP}, node, "", errs, top=True)
+    _check_object({k: v for k, v in obj.items() if k not in _SKIPPED_TOP | {"status"}}, node, "", errs, top=True)
+    if isinstance(obj.get("status"), dict):
+        # The status object's own scalars (a ReplicaSet's replicas) are its writers' to fill, as Go's
+        # encoder always writes them; the objects inside it (conditions, addresses) are checked.
+        _check_object(obj["status"], node.field("status"), "status", errs, top=True)
     return errs
 
 
