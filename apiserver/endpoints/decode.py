@@ -6,13 +6,15 @@ one, so nothing past the decoder sees a value of the wrong shape.
 
 from __future__ import annotations
 
-import json
+import asyncio
+import re
 from typing import Any
 
 import yaml
 from starlette.requests import Request
 
 from apiserver.apiextensions.structural import prune
+from apiserver.endpoints.bounded import DecodeError, decode_json, decode_yaml, summarize, too_large_message
 from apiserver.endpoints.list_validation import validate_list_options
 from apiserver.fieldmanager import manager_from_user_agent
 from apiserver.openapi.schema import custom_schema, node_for_gvk, prune_unknown_fields, type_errors
@@ -36,14 +38,26 @@ def content_type(request: Request, default: str = "application/json") -> str:
     return (request.headers.get("content-type") or default).split(";")[0].strip()
 
 
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def parse_int64(raw: str) -> int:
+    """`raw` as Go's strconv.ParseInt(raw, 10, 64) reads it; BadRequest in its words otherwise."""
+    if not _GO_INT.fullmatch(raw):
+        raise BadRequest(f'strconv.ParseInt: parsing "{raw}": invalid syntax')
+    value = int(raw)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise BadRequest(f'strconv.ParseInt: parsing "{raw}": value out of range')
+    return value
+
+
 def int_param(request: Request, name: str) -> int | None:
+    """An int64 query parameter (limit, timeoutSeconds, ...); None when absent or empty."""
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise BadRequest(f"invalid value for {name}: {raw!r}") from None
+    return parse_int64(raw)
 
 
 def field_manager(request: Request) -> str:
@@ -134,19 +148,36 @@ class BodyReader:
         self.max_request_bytes = max_request_bytes
 
     async def raw(self, request: Request) -> bytes:
+        """The whole body; 413 as soon as it (or its declared length) passes the limit, never reading on."""
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > self.max_request_bytes:
-            raise RequestEntityTooLarge("the request body is too large")
-        raw = b""
+            raise RequestEntityTooLarge(too_large_message(self.max_request_bytes))
+        chunks: list[bytes] = []
+        size = 0
         async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > self.max_request_bytes:
-                raise RequestEntityTooLarge("the request body is too large")
-        return raw
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > self.max_request_bytes:
+                raise RequestEntityTooLarge(too_large_message(self.max_request_bytes))
+        return b"".join(chunks)
+
+    async def yaml(self, request: Request) -> Any:
+        """The body as one YAML document (None when empty), decoded off the event loop with bounded expansion.
+
+        Raises DecodeError or yaml.YAMLError for a body that is refused.
+        """
+        raw = await self.raw(request)
+        return await asyncio.to_thread(decode_yaml, raw) if raw.strip() else None
 
     async def document(self, request: Request) -> Any:
         """The body as JSON (or YAML, or a protobuf object as its JSON), None when empty; 415 for other
-        media types."""
+        media types, 400 for a body that does not decode (DecodeError's message as is)."""
+        try:
+            return await self._decoded(request)
+        except DecodeError as e:
+            raise BadRequest(str(e)) from None
+
+    async def _decoded(self, request: Request) -> Any:
         media = content_type(request, "")
         is_yaml = media == "application/yaml"
         if media and not (media == "application/json" or media.endswith("+json") or is_yaml
@@ -159,22 +190,31 @@ class BodyReader:
             return None
         if media == codec.MEDIA_TYPE:
             try:
-                return codec.decode_object(raw)
+                return await asyncio.to_thread(codec.decode_object, raw)
             except codec.ProtobufError as e:
                 raise BadRequest(str(e)) from None
-        if is_yaml:
-            try:
-                return yaml.safe_load(raw)
-            except yaml.YAMLError as e:
-                raise BadRequest(f"error decoding YAML: {e}") from None
         try:
-            return json.loads(raw)
+            if is_yaml:
+                return await asyncio.to_thread(decode_yaml, raw)
+            return await asyncio.to_thread(decode_json, raw)
+        except DecodeError as e:
+            e.raw = raw
+            raise
+        except yaml.YAMLError as e:
+            raise BadRequest(f"error decoding YAML: {e}") from None
         except (ValueError, UnicodeDecodeError) as e:
             raise BadRequest(f"the request body is not valid JSON: {e}") from None
 
     async def object(self, request: Request, kind: Kind, *, namespace: str | None, namespaced: bool) -> Obj:
         """The body as an object of `kind`: its kind and apiVersion filled in, checked when given."""
-        body = await self.document(request)
+        try:
+            body = await self._decoded(request)
+        except DecodeError as e:
+            # As upstream: the kind could not even be read from a body its decoder refused.
+            cause = str(e) if content_type(request, "") == "application/yaml" else \
+                f"couldn't get version/kind; json parse error: {e}"
+            raise BadRequest(f"the object provided is unrecognized (must be of type {kind.kind}): {cause} "
+                             f"({summarize(e.raw)})") from None
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         api_version = body.get("apiVersion")

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from starlette.requests import Request
 from starlette.responses import Response
 
 from apiserver.admission.chain import AdmissionChain, RequestAdmission
 from apiserver.authn import UserInfo
 from apiserver.endpoints import decode, patch, watch
+from apiserver.endpoints.bounded import DecodeError
 from apiserver.endpoints.decode import BodyReader, check_unknown_fields
 from apiserver.endpoints.request_info import RequestInfo
 from apiserver.endpoints.responses import json_response, object_response
@@ -196,8 +198,11 @@ class ResourceHandler:
         manager = request.query_params.get("fieldManager")
         if not manager:
             raise BadRequest("PATCH /apply requires fieldManager to be set")
-        applied = patch.parse_applied(await self.bodies.raw(request), served.info, name=info.name,
-                                      namespace=ctx.namespace)
+        try:
+            document = await self.bodies.yaml(request)
+        except (DecodeError, yaml.YAMLError) as e:
+            raise BadRequest(f"error decoding YAML: {e}") from None
+        applied = patch.parse_applied(document, served.info, name=info.name, namespace=ctx.namespace)
         warnings = check_unknown_fields(request, Kind(served.info.group, served.info.version, served.info.kind),
                                         applied)
         return patch.server_side_apply(applied, served.info, manager=manager,

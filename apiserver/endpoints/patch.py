@@ -14,8 +14,6 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-
 from apiserver.fieldmanager import apply_config
 from apiserver.openapi.schema import custom_schema, node_for_gvk
 from apiserver.registry.generic import now_rfc3339
@@ -104,12 +102,8 @@ def patch(media_type: str, document: Any, kind: Kind, check: Checker) -> UpdateF
     return transform
 
 
-def parse_applied(raw: bytes, info: ResourceInfo, *, name: str, namespace: str | None) -> Obj:
-    """The applied configuration of a server-side apply, checked against the URL it was sent to."""
-    try:
-        applied = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError as e:
-        raise BadRequest(f"error decoding YAML: {e}") from None
+def parse_applied(applied: Any, info: ResourceInfo, *, name: str, namespace: str | None) -> Obj:
+    """The applied configuration of a server-side apply (its decoded YAML), checked against the URL it was sent to."""
     if not isinstance(applied, dict):
         raise BadRequest("the applied configuration must be an object")
     if applied.get("apiVersion") != info.api_version or applied.get("kind") != info.kind:

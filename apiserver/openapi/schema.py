@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from apiserver.validation.encoding import base64_error
+from apiserver.validation.go_time import rfc3339_error
 
 __all__ = ["definitions", "definition_for_gvk", "definition_name", "SchemaNode", "node_for_gvk",
            "prune_unknown_fields", "upstream_paths", "shared_parameters", "register_custom", "unregister_custom",
@@ -220,6 +221,8 @@ def type_errors(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
         bad = None if isinstance(obj, str) or _is_quantity_number(obj, node) else "string"
         if bad is None and fmt == "byte" and isinstance(obj, str) and (problem := base64_error(obj)):
             return [problem]  # a []byte field: Go decodes it as base64 and fails the whole body
+        if bad is None and fmt == "date-time" and isinstance(obj, str) and (problem := rfc3339_error(obj)):
+            return [problem]  # a metav1.Time: Go's time.Parse fails the whole body
     elif t == "integer":
         ok = (isinstance(obj, int) and not isinstance(obj, bool)) or (isinstance(obj, float) and obj.is_integer())
         bad = None if ok else ("int64" if fmt == "int64" else "int32" if fmt == "int32" else "int")

@@ -17,6 +17,9 @@ __all__ = ["encode_continue", "decode_continue", "parse_resource_version", "too_
            "list_too_old", "continue_too_old"]
 
 
+_UINT64_MAX = (1 << 64) - 1
+
+
 def encode_continue(revision: int, start_key: str) -> str:
     return base64.urlsafe_b64encode(json.dumps({"rv": revision, "start": start_key}).encode()).decode()
 
@@ -34,16 +37,17 @@ def decode_continue(token: str, prefix: str) -> tuple[int, str]:
 
 
 def parse_resource_version(rv: str | None) -> int | None:
-    """None for "" or absent (most recent), the revision otherwise ("0": any); 400 when not a number."""
+    """None for "" or absent (most recent), the revision otherwise ("0": any).
+
+    400 for anything Go's strconv.ParseUint(rv, 10, 64) refuses: signs, spaces, other digits
+    than ASCII ones, values past 2^64-1.
+    """
     if rv in (None, ""):
         return None
-    try:
-        value = int(str(rv))
-    except ValueError:
-        raise BadRequest(f"invalid resource version: {rv}") from None
-    if value < 0:
+    text = str(rv)
+    if not (text.isascii() and text.isdigit()) or int(text) > _UINT64_MAX:
         raise BadRequest(f"invalid resource version: {rv}")
-    return value
+    return int(text)
 
 
 def too_large_resource_version(requested: int, current: int) -> Timeout:

@@ -3,8 +3,11 @@
 Upstream validates built-in kinds by hand, field by field; most of those checks follow from
 facts the OpenAPI schema records, so one walk over the object with its schema gives every
 kind the common ones, worded as upstream words them:
-- a field the schema lists as `required` is present (`Required value`); `status` and
-  `metadata` are left to their writers, as upstream validates them separately;
+- a field the schema lists as `required` is present (`Required value`), in `status` and
+  `metadata` too: a stored object missing one (a node condition without `type`, an owner
+  reference without `uid`) would fail every typed client that lists it, since those
+  clients, as the official Python one, refuse a model without its required fields (the
+  status object's own fields excepted: its writer fills them as it goes);
 - a field with a closed set of values (the `+enum` types of k8s.io/api, listed in `ENUMS`
   by definition and property, in the order upstream's messages list them) holds one of them
   (`Unsupported value: "Bogus": supported values: "Equal", "Exists"`); an empty string is
@@ -49,13 +52,17 @@ ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 QUANTITY_FORMAT_MSG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 _INT64_MAX = (1 << 63) - 1
-_SKIPPED_TOP = frozenset({"metadata", "status", "apiVersion", "kind"})
+_SKIPPED_TOP = frozenset({"apiVersion", "kind"})
 
 
 def schema_errors(obj: Obj, node: SchemaNode) -> list[FieldError]:
-    """Every required, enum and quantity error in `obj` (status and metadata excepted)."""
+    """Every required, enum and quantity error in `obj`."""
     errs: list[FieldError] = []
-    _check_object({k: v for k, v in obj.items() if k not in _SKIPPED_TOP}, node, "", errs, top=True)
+    _check_object({k: v for k, v in obj.items() if k not in _SKIPPED_TOP | {"status"}}, node, "", errs, top=True)
+    if isinstance(obj.get("status"), dict):
+        # The status object's own scalars (a ReplicaSet's replicas) are its writers' to fill, as Go's
+        # encoder always writes them; the objects inside it (conditions, addresses) are checked.
+        _check_object(obj["status"], node.field("status"), "status", errs, top=True)
     return errs
 
 

@@ -58,7 +58,7 @@ def active(pods: list[Pod]) -> list[Pod]:
 async def finish(client: RESTClient, pod: Pod, phase: str, exit_code: int = 0) -> None:
     """Play the kubelet: the pod's one container terminated with `exit_code`."""
     await client.patch(Pod, pod.metadata.name or "", {"status": {"phase": phase, "containerStatuses": [{
-        "name": "c", "image": "busybox", "ready": False, "restartCount": 0,
+        "name": "c", "image": "busybox", "imageID": "", "ready": False, "restartCount": 0,
         "state": {"terminated": {"exitCode": exit_code}}}]}}, pod.metadata.namespace, subresource="status")
 
 
@@ -213,7 +213,7 @@ async def test_restarts_count_against_the_backoff_limit_with_on_failure(env: tup
         "restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}})
     pod = (await eventually(lambda: _active_pods(client, ns, job), timeout=20))[0]
     await client.patch(Pod, pod.metadata.name or "", {"status": {"phase": "Running", "containerStatuses": [{
-        "name": "c", "image": "busybox", "ready": False, "restartCount": 3,
+        "name": "c", "image": "busybox", "imageID": "", "ready": False, "restartCount": 3,
         "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}, ns, subresource="status")
     failed = await eventually(lambda: finished(client, job, "Failed"), timeout=20)
     assert condition(failed, "Failed").reason == "BackoffLimitExceeded"
