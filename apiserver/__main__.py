@@ -28,7 +28,8 @@ from apiserver.storage.encryption_config import load_encryption_config
 from apiserver.storage.etcd_channel import parse_endpoint
 from apiserver.tracing import StoreSpanExporter
 from kube.component import UsageError, parse_flags, run_component
-from kube.serving import IDLE_TIMEOUT_SECONDS
+from kube.duration import parse_go_duration
+from kube.serving import IDLE_TIMEOUT_SECONDS, READ_HEADER_TIMEOUT_SECONDS, with_read_header_timeout
 from kube.tracing import TracingConfig, setup_tracing
 
 PROG = "picokube apiserver"
@@ -61,6 +62,14 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
     p.add_argument("--kubelet-certificate-authority", type=Path)
     p.add_argument("--etcd-prefix", default="/registry")
     p.add_argument("--min-request-timeout", type=int, default=1800)
+    p.add_argument("--request-timeout", default="1m0s",
+                   help="how long a request that is not long-running may take before a 504 (a Go duration)")
+    p.add_argument("--max-requests-inflight", type=int, default=400,
+                   help="read-only requests served at once before 429s (0: no limit)")
+    p.add_argument("--max-mutating-requests-inflight", type=int, default=200,
+                   help="mutating requests served at once before 429s (0: no limit)")
+    p.add_argument("--max-long-running-requests-per-user", type=int, default=1000,
+                   help="open watches, logs, exec and proxy requests one user may hold (0: no cap)")
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--watch-cache", default="true", choices=["true", "false"])
     p.add_argument("--audit-log-path", type=Path, help="write one JSON audit event per request here")
@@ -87,6 +96,7 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
             load_encryption_config(a.encryption_provider_config)
         except ValueError as e:
             raise UsageError(f"--encryption-provider-config: {e}") from None
+    request_timeout = check_limits(a)
     check_service_ranges(a.service_cluster_ip_range, a.service_node_port_range, a.advertise_address)
     for endpoint in (e.strip() for e in a.etcd_endpoints.split(",") if e.strip()):
         try:
@@ -113,7 +123,10 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         kubelet_client_certificate=a.kubelet_client_certificate, kubelet_client_key=a.kubelet_client_key,
         kubelet_certificate_authority=a.kubelet_certificate_authority, etcd_prefix=a.etcd_prefix,
         etcd_cafile=a.etcd_cafile, etcd_certfile=a.etcd_certfile, etcd_keyfile=a.etcd_keyfile,
-        min_request_timeout=a.min_request_timeout, log_level=a.log_level, watch_cache=a.watch_cache == "true",
+        min_request_timeout=a.min_request_timeout, request_timeout=request_timeout,
+        max_requests_inflight=a.max_requests_inflight, max_mutating_requests_inflight=a.max_mutating_requests_inflight,
+        max_long_running_requests_per_user=a.max_long_running_requests_per_user, log_level=a.log_level,
+        watch_cache=a.watch_cache == "true",
         etcd_compaction_interval=a.etcd_compaction_interval, audit_log_path=a.audit_log_path,
         trace_store_path=a.trace_store_file, tracing=a.tracing == "true", otlp_endpoint=a.otlp_endpoint,
         trace_retention_seconds=a.trace_retention_seconds, trace_max_spans=a.trace_max_spans,
@@ -123,6 +136,20 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         service_account_extend_token_expiration=a.service_account_extend_token_expiration == "true",
         encryption_provider_config=a.encryption_provider_config,
     )
+
+
+def check_limits(a: argparse.Namespace) -> float:
+    """The request timeout in seconds; UsageError for it or an in-flight limit out of range."""
+    for flag in ("max_requests_inflight", "max_mutating_requests_inflight", "max_long_running_requests_per_user"):
+        if getattr(a, flag) < 0:
+            raise UsageError(f"--{flag.replace('_', '-')}: must not be negative")
+    try:
+        seconds = parse_go_duration(a.request_timeout)
+    except ValueError as e:
+        raise UsageError(f"--request-timeout: {e}") from None
+    if seconds <= 0:
+        raise UsageError("--request-timeout: must be positive")
+    return seconds
 
 
 def check_service_ranges(cidr: str, ports: str, advertise: str | None) -> None:
@@ -165,7 +192,9 @@ def build_server(config: ApiServerConfig) -> _Server:
 
     Requests that ask to upgrade (exec, attach, port-forward, proxies) reach the app with their connection.
     """
-    client_auth: dict[str, Any] = {"http": PeerCertificateProtocol}
+    # A request's head must arrive within kube-apiserver's 32 s, or within the request timeout if shorter.
+    header_timeout = min(READ_HEADER_TIMEOUT_SECONDS, config.request_timeout)
+    client_auth: dict[str, Any] = {"http": with_read_header_timeout(PeerCertificateProtocol, header_timeout)}
     if config.client_ca_file:
         client_auth.update(ssl_ca_certs=str(config.client_ca_file), ssl_cert_reqs=ssl.CERT_OPTIONAL)
     own_spans = StoreSpanExporter()

@@ -44,6 +44,13 @@ class ApiServerConfig:
     max_object_bytes: int = 1536 * 1024
     # Long-running watches stay open about this long without timeoutSeconds (kube: 30-60 min).
     min_request_timeout: int = 1800
+    # The max-in-flight limit (`--max-requests-inflight`, `--max-mutating-requests-inflight`; 0: none)
+    # and the open long-running requests (watches, exec, logs) one user may hold (0: no cap).
+    max_requests_inflight: int = 400
+    max_mutating_requests_inflight: int = 200
+    max_long_running_requests_per_user: int = 1000
+    # Seconds a request that is not long-running may take before a 504 (`--request-timeout`).
+    request_timeout: float = 60.0
     bootstrap_namespaces: tuple[str, ...] = field(default=("default", "kube-system", "kube-public", "kube-node-lease"))
     log_level: str = "INFO"
     # One audit.k8s.io/v1 Event per request as a JSON line (level Metadata); None: no audit log.

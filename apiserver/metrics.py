@@ -4,6 +4,10 @@ Mirrors k8s.io/apiserver/pkg/endpoints/metrics, reduced to the labels picokube k
 - `apiserver_request_total{verb,resource,code}`: a counter of every request answered;
 - `apiserver_request_duration_seconds{verb,resource}`: their latency, with upstream's buckets;
 - `apiserver_longrunning_requests`: the watches open right now;
+- `apiserver_current_inflight_requests{request_kind}`: the seats of the max-in-flight limit in
+  use now, `readOnly` and `mutating` (upstream reports the last second's high-water mark);
+- `apiserver_dropped_requests_total{request_kind}`: requests refused with 429 by that limit
+  (and, as `readOnly`, long-running requests over their per-user budget);
 plus the process and Python runtime metrics every component exports (`kube.metrics`).
 
 Each `Metrics` owns its registry, so several API servers in one process (tests) keep
@@ -41,6 +45,12 @@ class Metrics:
         self.longrunning = Gauge("apiserver_longrunning_requests",
                                  "Gauge of all active long-running apiserver requests (watches).",
                                  registry=self.registry)
+        self.current_inflight = Gauge("apiserver_current_inflight_requests",
+                                      "Maximal number of currently used inflight request limit of this apiserver "
+                                      "per request kind in last second.", ["request_kind"], registry=self.registry)
+        self.dropped_requests = Counter("apiserver_dropped_requests_total",
+                                        "Number of requests dropped with 'Try again later' response",
+                                        ["request_kind"], registry=self.registry)
         self._inflight_watches = 0
 
     def observe(self, *, verb: str, resource: str, code: int, seconds: float) -> None:

@@ -12,6 +12,10 @@ through and each request costs no extra task. Guarantees:
 - every request is parsed once into a `RequestInfo`, and authorized from it (resource
   requests by verb, group, resource, namespace and name; others by path) before any handler
   runs: a 403 `Status` in Kubernetes' words otherwise;
+- between authentication and authorization, as upstream's filter chain orders them, a request
+  takes a seat of the max-in-flight limit or of its user's long-running budget and holds it
+  until answered, or gets a 429 (`apiserver.filters.maxinflight`); a request that is not
+  long-running is answered within its deadline or gets a 504 (`apiserver.filters.timeout`);
 - resource requests go to the resource handler, everything else to the plain routes;
 - an `ApiError` becomes its `Status`; an unexpected exception before the response started
   becomes a 500 `Status`, logged once;
@@ -25,6 +29,7 @@ through and each request costs no extra task. Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -43,6 +48,7 @@ from apiserver.authz import Attributes, Authorizer, Decision, forbidden_message
 from apiserver.endpoints.handlers import ResourceHandler
 from apiserver.endpoints.request_info import RequestInfo, parse_request_info
 from apiserver.endpoints.responses import status_body
+from apiserver.filters import InflightLimiter, is_long_running, request_deadline, timed_out
 from apiserver.metrics import Metrics
 from kube.errors import ApiError, Forbidden, InternalError, Unauthorized
 from kube.tracing import TRACEPARENT, attrs, extract_traceparent, phase, tracer
@@ -94,10 +100,14 @@ def _write_span(scope: Scope, info: RequestInfo, user: UserInfo, authn_seconds: 
 
 
 async def send_status(send: Send, err: ApiError) -> None:
-    """Answer with `err`'s Status, encoded as every other error answer is (`responses.status_body`)."""
+    """Answer with `err`'s Status, encoded as every other error answer is (`responses.status_body`), with a
+    `Retry-After` header when the Status asks the client to retry after some seconds (as upstream's writers do)."""
     body = status_body(err)
-    await send({"type": "http.response.start", "status": err.code,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    retry_after = (err.details or {}).get("retryAfterSeconds")
+    if retry_after:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": "http.response.start", "status": err.code, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -127,8 +137,10 @@ def _query_param(scope: Scope, name: str) -> str | None:
 
 class RequestPipeline:
     def __init__(self, *, routes: ASGIApp, handler: ResourceHandler, authenticator: Authenticator,
-                 authorizer: Authorizer, metrics: Metrics, audit: AuditLog | None = None) -> None:
+                 authorizer: Authorizer, metrics: Metrics, limiter: InflightLimiter, request_timeout: float,
+                 audit: AuditLog | None = None) -> None:
         self.routes, self.handler = routes, handler
+        self.limiter, self.request_timeout = limiter, request_timeout
         self.authenticator, self.authorizer = authenticator, authorizer
         self.metrics, self.audit = metrics, audit
 
@@ -148,22 +160,40 @@ class RequestPipeline:
                 if info.is_resource_request else None
             raise Forbidden(forbidden_message(attrs, reason), details=details)
 
+    def identify(self, scope: Scope, info: RequestInfo) -> UserInfo | None:
+        """The user the request runs as (None on the anonymous paths); Unauthorized without a valid credential."""
+        if info.path in ANONYMOUS_PATHS or info.path.startswith(ANONYMOUS_PREFIXES):
+            return None
+        user = self.authenticate(scope)
+        if user is None and _anonymous_read(scope, info):
+            user = ANONYMOUS
+        if user is None:
+            raise Unauthorized("Unauthorized")
+        state = scope.setdefault("state", {})
+        state["authenticated_user"] = state["user"] = user
+        acting = impersonate(user, scope["headers"], self.authorizer)
+        if acting is not None:
+            state["user"] = user = acting
+        return user
+
     async def serve(self, scope: Scope, receive: Receive, send: Send, info: RequestInfo) -> None:
+        """Authenticate, take a seat of the in-flight limit, then authorize and handle."""
         try:
             started = time.monotonic()
-            user = None
-            if info.path not in ANONYMOUS_PATHS and not info.path.startswith(ANONYMOUS_PREFIXES):
-                user = self.authenticate(scope)
-                if user is None and _anonymous_read(scope, info):
-                    user = ANONYMOUS
-                if user is None:
-                    raise Unauthorized("Unauthorized")
-                state = scope.setdefault("state", {})
-                state["authenticated_user"] = state["user"] = user
-                acting = impersonate(user, scope["headers"], self.authorizer)
-                if acting is not None:
-                    state["user"] = user = acting
-            with _write_span(scope, info, user or ANONYMOUS, time.monotonic() - started):
+            user = self.identify(scope, info)
+            seat = self.limiter.admit(info, user)
+        except ApiError as e:
+            await send_status(send, e)
+            return
+        try:
+            await self.serve_admitted(scope, receive, send, info, user, time.monotonic() - started)
+        finally:
+            seat.release()
+
+    async def serve_admitted(self, scope: Scope, receive: Receive, send: Send, info: RequestInfo,
+                             user: UserInfo | None, authn_seconds: float) -> None:
+        try:
+            with _write_span(scope, info, user or ANONYMOUS, authn_seconds):
                 response = await self.authorize_and_handle(scope, receive, send, info, user)
                 if response is None:
                     return
@@ -203,13 +233,38 @@ class RequestPipeline:
             await send(message)
 
         try:
-            await self.serve(scope, receive, tracked_send, info)
+            await self.serve_within_deadline(scope, receive, tracked_send, info, status)
         except Exception:  # the one place an unexpected failure becomes a 500
             logger.exception("Request failed", extra={"method": scope.get("method"), "path": info.path})
             if not status["started"]:
                 await send_status(tracked_send, InternalError("an internal error occurred"))
         finally:
             self.observe(scope, info, int(status["code"]), start, received)
+
+    async def serve_within_deadline(self, scope: Scope, receive: Receive, send: Send, info: RequestInfo,
+                                    status: dict[str, Any]) -> None:
+        """Serve a request that is not long-running within its deadline (`apiserver.filters.timeout`)."""
+        if is_long_running(info):
+            await self.serve(scope, receive, send, info)
+            return
+        try:
+            seconds = request_deadline(scope.get("query_string", b""), self.request_timeout)
+        except ApiError as e:
+            await send_status(send, e)
+            return
+        deadline = asyncio.timeout(seconds)
+        try:
+            async with deadline:
+                await self.serve(scope, receive, send, info)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            if status["started"]:
+                # Nothing can tell the client now: returning with the response unfinished makes
+                # uvicorn close the connection, as upstream aborts it.
+                logger.warning("Request outran its deadline while answering", extra={"path": info.path})
+                return
+            await send_status(send, timed_out())
 
     def observe(self, scope: Scope, info: RequestInfo, code: int, start: float, received: float) -> None:
         resource = info.resource if info.is_resource_request else info.path.rstrip("/").rsplit("/", 1)[-1]

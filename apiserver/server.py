@@ -36,6 +36,7 @@ from apiserver.endpoints.oidc import oidc_router
 from apiserver.endpoints.routes import build_routes
 from apiserver.endpoints.traces import traces_router
 from apiserver.endpoints.ui import ui_router
+from apiserver.filters import InflightLimiter
 from apiserver.metrics import Metrics
 from apiserver.pipeline import Receive, RequestPipeline, Scope, Send
 from apiserver.registry.builtin import install_builtin
@@ -237,8 +238,12 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
     routes.include_router(traces_router(spans))
     routes.include_router(ui_router(spans))
     audit = AuditLog(config.audit_log_path) if config.audit_log_path else None
+    limiter = InflightLimiter(max_requests_inflight=config.max_requests_inflight,
+                              max_mutating_requests_inflight=config.max_mutating_requests_inflight,
+                              max_long_running_per_user=config.max_long_running_requests_per_user, metrics=metrics)
     pipeline = RequestPipeline(routes=routes, handler=handler, authenticator=_authenticator(config, signer, registry),
-                               authorizer=authorizer, metrics=metrics, audit=audit)
+                               authorizer=authorizer, metrics=metrics, limiter=limiter,
+                               request_timeout=config.request_timeout, audit=audit)
     server = ApiServer(config=config, storage=store, owns_storage=storage is None, registry=registry, caches=caches,
                        pipeline=pipeline, kubelet=kubelet, proxy_transport=proxy_transport,
                        crd_controller=CRDController(crds=registry.store("customresourcedefinitions",

@@ -255,6 +255,8 @@ def token_create(
         seconds = parse_go_duration(ttl)
     except ValueError as e:
         _fail(f"--ttl: {e}")
+    if seconds < 0:
+        _fail(f"--ttl: {ttl} is negative (0 means a token that never expires)")
     config, admin = _admin_config(data_dir)
     try:
         ensure_join_objects(admin, server=config.apiserver_url)

@@ -9,12 +9,16 @@ Every write names its author: `?fieldManager=<component>` and a `User-Agent`, so
 can record who wrote what. A write made inside a traced hop gets a client span and carries
 its W3C `traceparent` header, so the API server's span (and the object it writes) continue
 the trace. Failures come back as `kube.errors.ApiError` subclasses rebuilt
-from the server's `Status`; transport failures surface as `httpx.TransportError`.
+from the server's `Status`; transport failures surface as `httpx.TransportError`. An answer
+that asks to come back later (429, or a 5xx with a `Retry-After` header, as an overloaded API
+server sends) is retried after the seconds it names, up to 10 times, as client-go's
+request retry does; the server refused such a request before acting on it.
 Safe to use from many tasks of one event loop at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -33,6 +37,21 @@ from kube.tracing import TRACEPARENT, attrs, current_traceparent, object_ref, wr
 __all__ = ["PATCH_TYPES", "ObjectList", "RESTClient", "WatchEvent"]
 
 logger = logging.getLogger(__name__)
+
+_MAX_RETRIES = 10
+"""How often a request the server asked to retry later is sent again (client-go's default)."""
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    """The seconds to wait before sending again, when `resp` (a 429 or a 5xx) names them."""
+    if resp.status_code != 429 and resp.status_code < 500:
+        return None
+    try:
+        seconds = int(resp.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return float(seconds) if seconds > 0 else None
+
 
 WATCH_IDLE_TIMEOUT = 45.0
 """Seconds of silence after which a watch that asked for bookmarks is abandoned as hung.
@@ -147,6 +166,13 @@ class RESTClient:
             content = body if isinstance(body, bytes) else json.dumps(body).encode()
             hdrs["Content-Type"] = content_type
         resp = await self._http.request(method, path, params=_clean(params or {}), content=content, headers=hdrs)
+        for _ in range(_MAX_RETRIES):
+            delay = _retry_after(resp)
+            if delay is None:
+                break
+            logger.debug("Server asked to retry later", extra={"path": path, "code": resp.status_code, "after": delay})
+            await asyncio.sleep(delay)
+            resp = await self._http.request(method, path, params=_clean(params or {}), content=content, headers=hdrs)
         if resp.status_code >= 400:
             raise self._error(resp)
         if resp.headers.get("content-type", "").startswith("application/json"):

@@ -16,7 +16,6 @@ reported as "many".
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from enum import Enum
@@ -25,6 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from kube.cron.fields import FieldSyntaxError, check_fields
+from kube.duration import parse_go_duration
 
 __all__ = ["Schedule", "ScheduleError", "Missed", "parse_schedule", "load_time_zone",
            "most_recent_schedule_time", "next_schedule_time", "next_schedule_delay", "NEXT_SCHEDULE_DELTA"]
@@ -36,8 +36,6 @@ _DESCRIPTORS = {
     "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
     "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *",
 }
-_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
 class ScheduleError(ValueError):
@@ -52,19 +50,10 @@ class Missed(Enum):
 
 def _go_duration(text: str) -> float:
     """Seconds of a Go duration (`1h30m`, `90s`, `1.5h`), as time.ParseDuration reads it."""
-    if text in ("0", "+0", "-0"):
-        return 0.0
-    pos, total = 0, 0.0
-    body = text.lstrip("+")
-    while pos < len(body):
-        match = _GO_DURATION.match(body, pos)
-        if match is None:
-            raise ScheduleError(f'failed to parse duration {text}: time: invalid duration "{text}"')
-        total += float(match.group(1)) * _GO_UNITS[match.group(2)]
-        pos = match.end()
-    if not body:
-        raise ScheduleError(f'failed to parse duration {text}: time: invalid duration "{text}"')
-    return total
+    try:
+        return parse_go_duration(text)
+    except ValueError:
+        raise ScheduleError(f'failed to parse duration {text}: time: invalid duration "{text}"') from None
 
 
 @dataclass(frozen=True)

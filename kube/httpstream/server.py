@@ -26,9 +26,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from http import HTTPStatus
 from typing import Any
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
 from kube.httpstream.stream import SocketStream
+from kube.serving import HeaderTimeoutProtocol
 
 __all__ = ["UPGRADE", "UpgradeProtocol", "is_upgrade", "take_connection"]
 
@@ -109,8 +108,9 @@ class _UpgradeCycle:
             await self.stream.aclose()
 
 
-class UpgradeProtocol(H11Protocol):
-    """uvicorn's h11 protocol; a request that asks to upgrade goes to the app with its connection."""
+class UpgradeProtocol(HeaderTimeoutProtocol):
+    """uvicorn's h11 protocol (with a header timeout, `kube.serving`); a request that asks to upgrade
+    goes to the app with its connection."""
 
     def _should_upgrade(self) -> bool:
         return self._get_upgrade() is not None
