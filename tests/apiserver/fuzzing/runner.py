@@ -63,7 +63,8 @@ class Report:
         verbs = ", ".join(f"{verb} {n}" for verb, n in sorted(self.per_verb.items()))
         total = sum(self.per_verb.values())
         return (f"fuzz seed={seed}: {total} requests in {self.seconds:.0f}s; 2xx {self.per_class['2xx']}, "
-                f"4xx {self.per_class['4xx']}, 5xx {self.per_class['5xx']}, findings {len(self.findings)}; "
+                f"4xx {self.per_class['4xx']}, 5xx {self.per_class['5xx']} (pods/log 503 with no kubelet to read from: "
+                f"{self.per_class['503 no kubelet']}), findings {len(self.findings)}; "
                 f"per verb: {verbs}")
 
 
@@ -89,8 +90,9 @@ class Fuzzer:
         before = self.etcd.revision() if req.method in _WRITES else None
         status, body = self._watch(req) if req.watch else self._send(req)
         self.report.per_verb[req.label] += 1
-        self.report.per_class[f"{status // 100}xx"] += 1
-        if status >= 500 and not _kubelet_unreachable(req, status):
+        no_kubelet = _kubelet_unreachable(req, status)
+        self.report.per_class["503 no kubelet" if no_kubelet else f"{status // 100}xx"] += 1
+        if status >= 500 and not no_kubelet:
             self._finding(index, req, f"answered {status}: {body!r:.800}")
         elif status >= 400:
             self._check_status(index, req, status, body)
