@@ -116,7 +116,12 @@ def check_unknown_fields(request: Request, kind: Kind, obj: Obj) -> list[str]:
     mode = _field_validation(request)
     structural = custom_schema(kind.group, kind.version, kind.kind)
     if structural is not None:
-        # A custom resource: wrong types are the schema validation's 422, not a decoding error.
+        # A custom resource: wrong types in its own fields are the schema validation's 422, not a
+        # decoding error; its metadata is an ObjectMeta all the same, decoded as a built-in's is.
+        errors = type_errors(obj.get("metadata"), node.field("metadata"), "metadata")
+        if errors:
+            raise BadRequest(f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: '
+                             f'{errors[0]}')
         unknown = prune(obj, structural)
         if isinstance(obj.get("metadata"), dict):
             unknown += prune_unknown_fields(obj["metadata"], node.field("metadata"), "metadata")

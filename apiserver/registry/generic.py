@@ -101,8 +101,15 @@ def unreadable(e: serr.TransformFailed) -> InternalError:
     return InternalError(f"Internal error occurred: {e}", details={"causes": [{"message": str(e)}]})
 
 
+_MAX_OFFSET_SECONDS = 100 * 365 * 24 * 3600
+"""How far from now a computed time may be: a grace period of a billion years is taken as a century,
+so the time stays one that RFC 3339 (and Python's datetime) can write."""
+
+
 def now_rfc3339(offset_seconds: int = 0) -> str:
-    return format_time(utc_now() + timedelta(seconds=offset_seconds))
+    """Now plus `offset_seconds` (clamped to a century either way), as an RFC 3339 time."""
+    offset = max(-_MAX_OFFSET_SECONDS, min(offset_seconds, _MAX_OFFSET_SECONDS))
+    return format_time(utc_now() + timedelta(seconds=offset))
 
 
 @dataclass(frozen=True)

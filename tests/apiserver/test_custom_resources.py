@@ -199,3 +199,27 @@ async def test_second_served_version_and_name_conflicts(etcd_endpoint: str, tmp_
                        for x in conds)
         await eventually(refused)
         assert (await c.get("/apis/example.com/v1/namespaces/default/gizmos")).status_code == 404
+
+
+async def test_custom_resource_metadata_of_the_wrong_type_is_a_400(etcd_endpoint: str, tmp_path: Path) -> None:
+    """A custom object's metadata decodes as an ObjectMeta, as a built-in's does: a name, a label or
+    a finalizer of the wrong JSON type is refused in decoding's words, on create, update and patch,
+    and nothing is stored."""
+    async with serve_in_process(etcd_endpoint, tmp_path) as server, admin_client(server) as c:
+        assert (await c.post(CRDS, json=widget_crd())).status_code == 201
+        await established(c, "widgets.example.com")
+        for meta in ({"name": [1, "a"]}, {"name": -1}, {"name": "w", "labels": {"k": 1}},
+                     {"name": "w", "finalizers": "x"}):
+            r = await c.post(WIDGETS, json={**widget("w", size=1), "metadata": meta})
+            assert r.status_code == 400, r.text
+            assert r.json()["message"].startswith('Widget in version "v1" cannot be handled as a Widget: json: '
+                                                  "cannot unmarshal"), r.text
+        assert (await c.get(f"{WIDGETS}/w")).status_code == 404
+        stored = (await c.post(WIDGETS, json=widget("w", size=1))).json()
+        r = await c.put(f"{WIDGETS}/w", json={**stored, "metadata": {**stored["metadata"], "labels": {"k": True}}})
+        assert r.status_code == 400, r.text
+        r = await c.patch(f"{WIDGETS}/w", json={"metadata": {"annotations": {"a": 2}}},
+                          headers={"Content-Type": "application/merge-patch+json"})
+        assert r.status_code == 400, r.text
+        after = (await c.get(f"{WIDGETS}/w")).json()
+        assert after["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
