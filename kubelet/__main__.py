@@ -17,6 +17,7 @@ import sys
 
 from kube.client import RESTClient, load_kubeconfig
 from kube.component import UsageError, add_tracing_flags, parse_flags, run_component, tracing_from_flags
+from kube.podcidr import check_pod_capacity, pod_capacity
 from kube.quantity import parse_capacity
 from kube.tracing import setup_tracing
 from kubelet.config import FIELD_MANAGER, USER_AGENT, KubeletConfig
@@ -147,6 +148,11 @@ def parse_args(argv: list[str] | None = None) -> Invocation:
     if not a.count and not a.node_name:
         raise ConfigError("--node-name is required (or --count for hollow nodes)")
     capacity, allocatable = _node_resources(a.runtime, a.node_capacity, a.pod_log_dir)
+    if a.runtime == "simulated" and not a.count:  # hollow nodes get subnets sized for them
+        try:
+            check_pod_capacity(a.pod_cidr, pod_capacity(capacity))
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
     config = KubeletConfig(node_name=a.node_name or "", kubeconfig=a.kubeconfig, runtime=a.runtime,
                            container_runtime_endpoint=a.container_runtime_endpoint, pod_log_dir=a.pod_log_dir,
                            root_dir=a.root_dir,

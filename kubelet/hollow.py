@@ -20,6 +20,7 @@ import os
 from kube.api import Pod
 from kube.cache import InformerFactory
 from kube.client import RESTClient
+from kube.podcidr import node_cidrs, pod_capacity
 from kubelet.config import KubeletConfig
 from kubelet.cri.simulated import RUNTIME_NAME, RUNTIME_VERSION, SimulatedRuntime
 from kubelet.kubelet import Kubelet
@@ -34,9 +35,10 @@ _BASE_NETWORK = ipaddress.ip_network("10.128.0.0/9")
 
 
 def hollow_configs(base: KubeletConfig, count: int, prefix: str) -> list[KubeletConfig]:
-    """One config per hollow node: names `prefix1..prefixN`, a /24 each out of 10.128.0.0/9."""
-    subnets = _BASE_NETWORK.subnets(new_prefix=24)
-    return [dataclasses.replace(base, node_name=f"{prefix}{i}", pod_cidr=str(next(subnets)), port=0,
+    """One config per hollow node: names `prefix1..prefixN`, a subnet each out of 10.128.0.0/9
+    sized to the node's pod capacity (a /24 up to 253 pods)."""
+    subnets = iter(node_cidrs(str(_BASE_NETWORK), pod_capacity(base.capacity), count))
+    return [dataclasses.replace(base, node_name=f"{prefix}{i}", pod_cidr=next(subnets), port=0,
                                 root_dir=os.path.join(base.root_dir, f"{prefix}{i}"),
                                 workers=2, relist_interval=max(base.relist_interval, 5.0),
                                 housekeeping_interval=max(base.housekeeping_interval, 10.0))

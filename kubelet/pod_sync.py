@@ -77,6 +77,9 @@ CONFIG_RETRY = 3.0
 MOUNT_RETRY = 3.0
 """How soon a pod whose volumes could not be set up is tried again."""
 
+SANDBOX_RETRY = 10.0
+"""How soon a pod whose sandbox could not be created is tried again."""
+
 
 @dataclass
 class SyncResult:
@@ -227,7 +230,17 @@ class PodSyncer:
                 view.waiting_reason = "ContainerCreating"
             return SyncResult(None, pending, MOUNT_RETRY, await self.views(pod, None, init=True),
                               initialized=not pod.spec.init_containers)
-        sandbox = await self._ensure_sandbox(pod)
+        try:
+            sandbox = await self._ensure_sandbox(pod)
+        except CRIError as e:
+            # As upstream: the pod stays Pending with its containers waiting, a Warning event says
+            # why, and the sandbox is tried again after a backoff.
+            self.recorder.event(pod, EVENT_WARNING, "FailedCreatePodSandBox", f"Failed to create pod sandbox: {e}")
+            pending = [_view(c.name, c.image or "", []) for c in pod.spec.containers]
+            for view in pending:
+                view.waiting_reason = "ContainerCreating"
+            return SyncResult(None, pending, SANDBOX_RETRY, await self.views(pod, None, init=True),
+                              initialized=not pod.spec.init_containers)
         instances = await self.runtime.list_containers(pod_sandbox_id=sandbox.id)
         policy = pod.spec.restart_policy or "Always"
         init_views, initialized, init_failed, retry = await self._sync_init_containers(pod, sandbox, instances)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from kube.podcidr import node_cidrs, pod_capacity
 from kube.quantity import parse_capacity
 from picokube._files import write_file_atomic
 from picokube.containerd import ContainerdNode
@@ -27,6 +28,7 @@ logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "cluster.json"
 DEFAULT_NODE_CAPACITY = "cpu=4,memory=8Gi,pods=110"
+SIMULATED_CLUSTER_CIDR = "10.244.0.0/16"  # simulated nodes' pod subnets are carved from it
 
 
 def parse_endpoints(text: str) -> tuple[str, ...]:
@@ -81,6 +83,8 @@ class ClusterConfig:
             if seconds is not None and seconds <= 0:
                 raise ValueError(f"{flag} must be more than 0 seconds")
         parse_capacity(self.node_capacity)
+        if self.runtime != "cri":  # refused here, before anything starts, when the pod subnets cannot fit
+            self.simulated_pod_cidrs()
         try:
             ipaddress.ip_network(self.service_cluster_ip_range, strict=False)
         except ValueError:
@@ -89,6 +93,11 @@ class ClusterConfig:
         if not (low.isdigit() and high.isdigit() and 0 < int(low) <= int(high) <= 65535):
             raise ValueError(f"--service-node-port-range: {self.service_node_port_range!r} is not a port range "
                              "(30000-32767)")
+
+    def simulated_pod_cidrs(self) -> list[str]:
+        """Each simulated node's pod subnet, sized to `--node-capacity`'s pods; ValueError if they cannot fit."""
+        pods = pod_capacity(parse_capacity(self.node_capacity))
+        return node_cidrs(SIMULATED_CLUSTER_CIDR, pods, len(self.node_names))
 
     def containerd_nodes(self) -> list[ContainerdNode]:
         """The private containerd of each node (none with --containerd-socket or a simulated runtime)."""

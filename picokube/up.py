@@ -32,7 +32,7 @@ from typing import Any
 
 import kube
 from kube.netutil import host_address
-from picokube.config import ClusterConfig
+from picokube.config import SIMULATED_CLUSTER_CIDR, ClusterConfig
 from picokube.containerd import containerd_available
 from picokube.credentials import issue_credentials
 from picokube.down import stop_cluster
@@ -160,13 +160,14 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
                                    ready=containerd.ready, cwd=cwd, env=env,
                                    before_stop=functools.partial(containerd.remove_pods, env),
                                    after_stop=containerd.cleanup))
+    simulated_cidrs = config.simulated_pod_cidrs() if config.runtime != "cri" else []
     for i, node in enumerate(config.node_names, start=1):
         if config.runtime == "cri":
             endpoint, log_root = config.cri_endpoint(node)
             runtime_args: tuple[str, ...] = ("--container-runtime-endpoint", endpoint, "--pod-log-dir", str(log_root))
             pod_cidr = config.containerd_nodes()[i - 1].subnet if not config.containerd_socket else f"10.244.{i}.0/24"
         else:
-            runtime_args, pod_cidr = (), f"10.244.{i}.0/24"
+            runtime_args, pod_cidr = (), simulated_cidrs[i - 1]
         kubelet_root = config.data_dir / "kubelets" / node
         specs.append(python(
             f"kubelet-{node}", "kubelet",
@@ -229,7 +230,7 @@ def proxy_specs(config: ClusterConfig, *, python_env: dict[str, str], tracing: t
     """
     cri = config.runtime == "cri"
     cidr = (("--cluster-cidr", "10.88.0.0/16") if config.containerd_nodes() else
-            ("--cluster-cidr", "10.244.0.0/16") if not cri else ())
+            ("--cluster-cidr", SIMULATED_CLUSTER_CIDR) if not cri else ())
     specs = []
     for i, node in enumerate(config.node_names, start=1):
         argv = (sys.executable, "-m", "proxy", "--kubeconfig", str(config.kubeconfig_for("kube-proxy")),

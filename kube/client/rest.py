@@ -34,6 +34,14 @@ __all__ = ["PATCH_TYPES", "ObjectList", "RESTClient", "WatchEvent"]
 
 logger = logging.getLogger(__name__)
 
+WATCH_IDLE_TIMEOUT = 45.0
+"""Seconds of silence after which a watch that asked for bookmarks is abandoned as hung.
+
+The API server sends a BOOKMARK after 30 s without events; client-go likewise pings an HTTP/2
+connection idle for 30 s and drops it 15 s later without an answer. The caller (a reflector)
+then resumes from its last resourceVersion, through a balancer on another server.
+"""
+
 PATCH_TYPES = {
     "merge": "application/merge-patch+json",
     "strategic": "application/strategic-merge-patch+json",
@@ -86,10 +94,13 @@ class RESTClient:
 
     def __init__(self, config: ClientConfig, *, user_agent: str = "picokube", field_manager: str | None = None,
                  timeout: float = 30.0, max_connections: int = 100,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 watch_idle_timeout: float = WATCH_IDLE_TIMEOUT) -> None:
         """`transport` replaces the network (TLS settings then do not apply); tests pass an
-        in-process one that plays the API server."""
+        in-process one that plays the API server. `timeout` bounds each ordinary request's
+        silence, `watch_idle_timeout` a bookmarked watch's."""
         self.config = config
+        self.watch_idle_timeout = watch_idle_timeout
         self.field_manager = field_manager
         headers = {"User-Agent": user_agent, "Accept": "application/json"}
         if config.token:
@@ -218,7 +229,10 @@ class RESTClient:
         params = _clean({"watch": True, "resourceVersion": resource_version, "labelSelector": label_selector,
                          "fieldSelector": field_selector, "timeoutSeconds": timeout_seconds,
                          "allowWatchBookmarks": allow_bookmarks or None})
-        timeout = httpx.Timeout(10.0, read=(timeout_seconds + 30) if timeout_seconds else None)
+        # With bookmarks the server speaks at least every bookmark interval, so a longer silence
+        # means a hung peer (a stopped process, a lost machine), not a quiet resource.
+        idle = self.watch_idle_timeout if allow_bookmarks else (timeout_seconds + 30) if timeout_seconds else None
+        timeout = httpx.Timeout(10.0, read=idle)
         async with self._http.stream("GET", info.base_path(namespace), params=params, timeout=timeout) as resp:
             if resp.status_code >= 400:
                 await resp.aread()

@@ -27,6 +27,7 @@ passed in `nodes` (user system:node:<name>, group system:nodes).
 from __future__ import annotations
 
 import os
+import shutil
 import ssl
 import sys
 import urllib.request
@@ -64,7 +65,7 @@ class ApiServerHarness:
 
     def __init__(self, workdir: Path, *, etcd_endpoint: str, nodes: Sequence[str] = ("node-1", "node-2"),
                  port: int | None = None, extra_args: Sequence[str] = (),
-                 disable_admission_plugins: Sequence[str] = ("ServiceAccount",)) -> None:
+                 disable_admission_plugins: Sequence[str] = ("ServiceAccount",), prefix: str | None = None) -> None:
         self.workdir = workdir
         self.etcd_endpoint = etcd_endpoint
         self.nodes = list(nodes)
@@ -72,7 +73,7 @@ class ApiServerHarness:
         self.extra_args = list(extra_args)
         if disable_admission_plugins:
             self.extra_args += ["--disable-admission-plugins", ",".join(disable_admission_plugins)]
-        self.prefix = f"/registry-{uuid.uuid4().hex[:8]}"
+        self.prefix = prefix or f"/registry-{uuid.uuid4().hex[:8]}"
         self.log_path = workdir / "apiserver.log"
         self.pki = ensure_cluster_pki(workdir / "pki")
         self.tokens = ensure_token_file(workdir / "tokens.csv", cluster_identities(self.nodes))
@@ -87,6 +88,15 @@ class ApiServerHarness:
                 "--tls-cert-file", str(self.pki.apiserver_cert), "--tls-private-key-file", str(self.pki.apiserver_key),
                 "--client-ca-file", str(self.pki.ca_cert), "--token-auth-file", str(self.workdir / "tokens.csv"),
                 "--etcd-prefix", self.prefix, *self.extra_args]
+
+    def peer(self, workdir: Path) -> ApiServerHarness:
+        """Another API server (not yet started) over the same etcd keys, with this one's CA,
+        serving certificate and tokens, as a second member of an HA control plane."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(self.workdir / "pki", workdir / "pki", dirs_exist_ok=True)
+        shutil.copy2(self.workdir / "tokens.csv", workdir / "tokens.csv")
+        return ApiServerHarness(workdir, etcd_endpoint=self.etcd_endpoint, nodes=self.nodes,
+                                extra_args=self.extra_args, disable_admission_plugins=(), prefix=self.prefix)
 
     def start(self, timeout: float = 30.0) -> Self:
         """Start the server and wait for /readyz (RuntimeError/TimeoutError carrying its log)."""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from apiserver.storage.encryption_config import load_encryption_config
@@ -179,3 +180,11 @@ def test_several_controller_managers_and_schedulers_are_leader_election_candidat
     assert specs["controller-manager-2"].argv == specs["controller-manager"].argv
     assert specs["scheduler-2"].argv == specs["scheduler"].argv
     assert not any("--leader-elect=false" in s.argv for s in specs.values())  # electing is the default
+
+
+def test_node_pod_subnets_fit_the_pod_capacity(tmp_path: Path) -> None:
+    config = ClusterConfig(data_dir=tmp_path, nodes=2, node_capacity="cpu=4,pods=600")
+    assert config.simulated_pod_cidrs() == ["10.244.4.0/22", "10.244.8.0/22"]
+    with pytest.raises(ValueError, match=r"pods=600 needs a /22 pod subnet per node; the cluster CIDR "
+                                         r"10\.244\.0\.0/16 holds 63 of them, not 70"):
+        ClusterConfig(data_dir=tmp_path, nodes=70, node_capacity="cpu=4,pods=600")
