@@ -8,7 +8,8 @@
   (resourceVersion=0) paired with etcd's contents at the same revision.
 
 All of them keep going through any failure (the faults are the point) until cancelled;
-a 4xx that proves a write did not happen is not recorded as an attempt.
+a 4xx that proves a write did not happen is not recorded as an attempt, while one
+cancelled in flight is (the server may still apply it).
 """
 
 from __future__ import annotations
@@ -158,6 +159,10 @@ class Writer:
         except (httpx.HTTPError, OSError, ValueError):
             self.writes.append(Write(key, value, seq))
             await asyncio.sleep(0.2)
+        except asyncio.CancelledError:
+            # Stopped with the request in flight: the server may still apply it.
+            self.writes.append(Write(key, value, seq))
+            raise
 
 
 class Lister:
