@@ -101,6 +101,8 @@ def parse_args(argv: list[str] | None = None) -> ControllerManagerConfig:
         signing_duration = parse_go_duration(args.cluster_signing_duration)
     except ValueError as e:
         raise UsageError(f"--cluster-signing-duration: {e}") from None
+    if signing_duration <= 0:
+        raise UsageError(f"--cluster-signing-duration: {args.cluster_signing_duration} must be positive")
     if bool(args.cluster_signing_cert_file) != bool(args.cluster_signing_key_file):
         raise UsageError("--cluster-signing-cert-file and --cluster-signing-key-file go together")
     return ControllerManagerConfig(kubeconfig=args.kubeconfig, default_storage_class=args.default_storage_class,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import random
 import socket
 import sys
 from enum import Enum
@@ -28,8 +29,10 @@ from kube.bootstraptoken import TOKEN_PATTERN, parse_token
 from kube.client.config import ClientConfig, KubeconfigError, load_kubeconfig
 from kube.csr import ca_cert_hash
 from kube.duration import parse_go_duration
+from kube.testing.robustness.runner import DEFAULT_COMPONENTS
 from picokube.bootstrap import create_token, delete_token, ensure_join_objects, list_tokens
 from picokube.certificate_manager import CertificateError
+from picokube.chaos import chaos as run_chaos
 from picokube.config import DEFAULT_NODE_CAPACITY, ClusterConfig, parse_endpoints
 from picokube.containerd import import_image
 from picokube.discovery import DiscoveryError
@@ -330,6 +333,24 @@ def join(
     except ClusterLocked:
         _fail(f"something already runs for {config.data_dir}; stop it with `picokube down --data-dir {data_dir}`")
     raise typer.Exit(code)
+
+
+@app.command()
+def chaos(
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    duration: Annotated[float, typer.Option(help="Seconds of load and faults per run.")] = 60.0,
+    runs: Annotated[int, typer.Option(help="How many runs (seeds SEED, SEED+1, ...).")] = 1,
+    faults: Annotated[int, typer.Option(help="Faults per run.")] = 8,
+    seed: Annotated[int | None, typer.Option(help="Seed of the first run (default: random, printed).")] = None,
+    components: Annotated[str, typer.Option(help="Comma-separated components to fault (names as in status).")] = (
+        ",".join(DEFAULT_COMPONENTS)),
+) -> None:
+    """SIGKILL and SIGSTOP the cluster's processes under load, then check what clients saw (exit 1 on a violation)."""
+    chosen = seed if seed is not None else random.SystemRandom().randrange(10**6)
+    ok = run_chaos(data_dir=_data_dir(data_dir), seed=chosen, runs=runs, duration=duration, faults=faults,
+                   components=[c for c in components.split(",") if c], log=typer.echo)
+    if not ok:
+        _fail(f"a robustness check failed (repeat with --seed {chosen})")
 
 
 @app.command("_supervise", hidden=True)
