@@ -49,6 +49,17 @@ def api(etcd_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield harness
 
 
+# --- parallel runs -------------------------------------------------------------------------
+# `pytest -n N` (pytest-xdist, `--dist loadgroup` from pyproject) hands out whole files, so a
+# module's cluster fixture starts once; the files that run real containers share fixed bridge
+# names and one containerd per node, so they all go to the same worker, one after another.
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.path.name
+        group = "real-containers" if "cri" in name.removesuffix(".py").split("_") else str(item.path)
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 # --- in CI nothing may be skipped ----------------------------------------------------------
 # A test that needs containerd or docker skips on a laptop without them; in CI (`CI=true`,
 # set by `.ci/run`, which installs both) such a skip would hide a broken setup, so it fails
