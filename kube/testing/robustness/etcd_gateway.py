@@ -43,9 +43,12 @@ def _prefix_end(prefix: str) -> str:
 class EtcdGateway:
     """Range, watch and compact one etcd member over HTTP; each call opens its own connection."""
 
-    def __init__(self, endpoint: str, *, registry_prefix: str = "/registry/") -> None:
+    def __init__(self, endpoint: str, *, registry_prefix: str = "/registry/",
+                 ca_file: str | None = None, cert: tuple[str, str] | None = None) -> None:
+        """`ca_file` and `cert` (certificate, key): for a member serving https with client certificates."""
         self.endpoint = endpoint.rstrip("/")
         self.registry_prefix = registry_prefix
+        self._tls: dict[str, Any] = {"verify": ca_file or True, "cert": cert} if endpoint.startswith("https") else {}
 
     def _key(self, raw: str) -> str:
         """`namespace/name` (or `name`) of `/registry/<resource>/[namespace/]name`."""
@@ -59,7 +62,7 @@ class EtcdGateway:
         body: dict[str, Any] = {"key": _b64(prefix), "range_end": _b64(_prefix_end(prefix))}
         if revision:
             body["revision"] = revision
-        async with httpx.AsyncClient(timeout=10) as http:
+        async with httpx.AsyncClient(timeout=10, **self._tls) as http:
             resp = await http.post(f"{self.endpoint}/v3/kv/range", json=body)
         answer = resp.json()
         if resp.status_code != 200:
@@ -71,12 +74,12 @@ class EtcdGateway:
         return int(answer["header"]["revision"]), items
 
     async def current_revision(self) -> int:
-        async with httpx.AsyncClient(timeout=10) as http:
+        async with httpx.AsyncClient(timeout=10, **self._tls) as http:
             resp = await http.post(f"{self.endpoint}/v3/kv/range", json={"key": _b64("\0"), "keys_only": True})
         return int(resp.json()["header"]["revision"])
 
     async def compact(self, revision: int) -> None:
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, **self._tls) as http:
             resp = await http.post(f"{self.endpoint}/v3/kv/compaction", json={"revision": revision, "physical": True})
         if resp.status_code != 200 and "compacted" not in resp.text:
             raise RuntimeError(f"etcd compaction failed: {resp.text}")
@@ -102,7 +105,7 @@ class EtcdGateway:
         request = {"create_request": {"key": _b64(prefix), "range_end": _b64(_prefix_end(prefix)),
                                       "start_revision": start, "progress_notify": True}}
         timeout = httpx.Timeout(5.0, read=2.0)
-        async with httpx.AsyncClient(timeout=timeout) as http, \
+        async with httpx.AsyncClient(timeout=timeout, **self._tls) as http, \
                 http.stream("POST", f"{self.endpoint}/v3/watch", json=request) as resp:
             async for line in resp.aiter_lines():
                 result = json.loads(line).get("result", {})

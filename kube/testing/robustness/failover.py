@@ -14,7 +14,7 @@ In each round a rollout and a scale are asked for at once, and the round records
 until the Deployment has converged (`check_converged`) with the members still gone, and
 how many writes were acknowledged meanwhile. Before the rounds the same rollout on the
 whole cluster gives the floor. At the end every acknowledged write must be stored
-(`check_writes`). Stopped processes always get SIGCONT, also when the run fails.
+(`check_writes` against etcd's own history). Stopped processes always get SIGCONT, also when the run fails.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ import httpx
 
 from kube.client.config import load_kubeconfig
 from kube.client.rest import RESTClient
-from kube.testing.robustness.recorders import TRANSIENT, Writer, resource
+from kube.testing.robustness.etcd_gateway import EtcdGateway
+from kube.testing.robustness.history import ObservedEvent
+from kube.testing.robustness.recorders import TRANSIENT, Writer, resource, summarize
 from kube.testing.robustness.state_checks import check_writes
 from kube.testing.robustness.workload import check_converged, deployment_manifest
 
@@ -108,11 +110,11 @@ def etcd_leader(data_dir: Path, urls: list[str]) -> tuple[int, dict[int, str]]:
 
 
 def _cm_identities(data_dir: Path) -> dict[str, str]:
-    """Each controller-manager's leader-election identity, from its log."""
+    """Each controller-manager's leader-election identities (one per restart), from its log."""
     found = {}
     for log in (data_dir / "logs").glob("controller-manager*.log"):
-        match = re.search(r"lease=kube-system/kube-controller-manager identity=(\S+)", log.read_text(errors="replace"))
-        if match:
+        text = log.read_text(errors="replace")
+        for match in re.finditer(r"lease=kube-system/kube-controller-manager identity=(\S+)", text):
             found[match.group(1)] = log.stem
     return found
 
@@ -246,17 +248,37 @@ class _Failover:
 
 async def run_failover(data_dir: Path, *, hold: float = 20.0, seed: int = 25,
                        log: Callable[[str], None] = print) -> FailoverReport:
-    """Run the rounds (module docstring) on the cluster `picokube up` runs for `data_dir`."""
+    """Run the rounds (module docstring) on the cluster `picokube up` runs for `data_dir`.
+
+    etcd's own history of the ConfigMaps, recorded from a member over its client port, is
+    the reference the acknowledged writes are checked against.
+    """
     client = RESTClient(load_kubeconfig(data_dir / "kubeconfig"), timeout=10.0)
     run = _Failover(data_dir, client, hold=hold, log=log)
+    pki = data_dir / "pki" / "etcd"
+    status = await asyncio.to_thread(_status, data_dir)
+    gateway = EtcdGateway(status["etcd"][0], ca_file=str(pki / "ca.crt"),
+                          cert=(str(pki / "healthcheck-client.crt"), str(pki / "healthcheck-client.key")))
+    prefix = gateway.resource_prefix("configmaps", NAMESPACE)
+    reference: list[ObservedEvent] = []
+    stop, final_revision = asyncio.Event(), [0]
     try:
         await _create(client)
+        start = await gateway.current_revision()
+        recorder = asyncio.create_task(gateway.record(prefix, after=start, summarize=summarize, into=reference,
+                                                      stop=stop, until=lambda: final_revision[0]))
         writer = Writer(client, resource("", "configmaps"), namespace=NAMESPACE, keys=50, rng=random.Random(seed))
-        await run.run(writer)
-        final = {f"{NAMESPACE}/{cm['metadata']['name']}": (str((cm.get("data") or {}).get("v")),
-                                                          int(cm["metadata"]["resourceVersion"]))
-                 for cm in (await client.list_raw(resource("", "configmaps"), NAMESPACE))["items"]}
-        run.report.violations += check_writes(writer.writes, final)
+        try:
+            await run.run(writer)
+            _, items = await gateway.range(prefix)
+            final = {key: (str((obj.get("data") or {}).get("v")), rev) for key, rev, obj in items}
+            final_revision[0] = max([start, *(rev for _, rev, _ in items)])
+            stop.set()
+            await asyncio.wait_for(recorder, 60)
+        finally:
+            recorder.cancel()
+        run.report.violations += check_writes(writer.writes, final, reference, reference_start=start,
+                                              late_unacknowledged=True)
         run.report.writes_acknowledged = sum(w.acknowledged for w in writer.writes)
         return run.report
     finally:
