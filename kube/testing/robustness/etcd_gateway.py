@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +49,12 @@ class EtcdGateway:
         """`ca_file` and `cert` (certificate, key): for a member serving https with client certificates."""
         self.endpoint = endpoint.rstrip("/")
         self.registry_prefix = registry_prefix
-        self._tls: dict[str, Any] = {"verify": ca_file or True, "cert": cert} if endpoint.startswith("https") else {}
+        self._tls: dict[str, Any] = {}
+        if endpoint.startswith("https"):
+            context = ssl.create_default_context(cafile=ca_file)
+            if cert is not None:
+                context.load_cert_chain(*cert)
+            self._tls = {"verify": context}
 
     def _key(self, raw: str) -> str:
         """`namespace/name` (or `name`) of `/registry/<resource>/[namespace/]name`."""
