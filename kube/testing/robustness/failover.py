@@ -25,6 +25,7 @@ import os
 import random
 import re
 import signal
+import ssl
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -97,8 +98,9 @@ def etcd_leader(data_dir: Path, urls: list[str]) -> tuple[int, dict[int, str]]:
     pki = data_dir / "pki" / "etcd"
     ids: dict[int, str] = {}
     leader = ""
-    with httpx.Client(verify=str(pki / "ca.crt"), timeout=2.0,
-                      cert=(str(pki / "healthcheck-client.crt"), str(pki / "healthcheck-client.key"))) as http:
+    context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
+    context.load_cert_chain(str(pki / "healthcheck-client.crt"), str(pki / "healthcheck-client.key"))
+    with httpx.Client(verify=context, timeout=2.0) as http:
         for i, url in enumerate(urls):
             try:
                 body = http.post(f"{url}/v3/maintenance/status", json={}).json()
