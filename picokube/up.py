@@ -7,6 +7,11 @@ then supervise etcd, the API server, the controller-manager, the scheduler, one 
 per node, one proxy per node and the cluster DNS, in that order. etcd gates the API server (its client port must accept
 connections) and the API server gates the rest (`/readyz` must answer 200).
 
+The HA layout (`--etcd-members N`, `--apiservers N`): etcd members `etcd-0..` form one
+cluster (the last one started gates the API servers), API servers `apiserver-0..` run on
+the ports after `--port`, each gated by its own `/readyz`, and HAProxy (`apiserver-lb`,
+`picokube.balancer`) listens on `--port` and gates the rest through itself.
+
 Foreground (`up`): this process is the supervisor and streams one line per event; Ctrl-C
 stops everything and exits 0. Detached (`up --detach`): the supervisor is re-executed as
 `python -m picokube _supervise --data-dir DIR` in its own session, logging to
