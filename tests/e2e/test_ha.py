@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from typing import Any
 
 import pytest
 
 from kube.testing.cluster import Cluster
+from kube.testing.eventually import eventually_sync
 from kube.testing.robustness.failover import run_failover
 
 pytestmark = pytest.mark.e2e
@@ -34,6 +36,40 @@ def test_status_names_every_member(cluster: Cluster) -> None:
     # The kubernetes Service's endpoints name the balancer, the address every server shares.
     endpoints = json.loads(cluster.kubectl_ok("get", "endpoints", "kubernetes", "-o", "json"))
     assert [p["port"] for p in endpoints["subsets"][0]["ports"]] == [cluster.port]
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: traced}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: traced}}
+  template:
+    metadata: {labels: {app: traced}}
+    spec: {containers: [{name: c, image: busybox}]}
+"""
+
+
+def test_traces_are_whole_whichever_server_got_the_spans(cluster: Cluster, ns: str) -> None:
+    """Components export spans through the balancer, so they land on both API servers; each
+    server answers with the whole chain (the servers share the span file)."""
+    cluster.kubectl_ok("apply", "-n", ns, "-f", "-", stdin=DEPLOYMENT)
+
+    def whole() -> dict[str, Any] | None:
+        out = cluster.pkctl("trace", "deploy/traced", "-n", ns, "-o", "json")
+        if out.returncode != 0:
+            return None
+        view = json.loads(out.stdout)
+        actors = {h["actor"].split("/")[0] for h in view["hops"]}
+        kubelet_pods = {h["object"] for h in view["hops"] if h["actor"].startswith("kubelet")}
+        wanted = {"kube-apiserver", "deployment-controller", "replicaset-controller", "default-scheduler", "kubelet"}
+        return view if wanted <= actors and len(kubelet_pods) >= 2 else None
+
+    assert eventually_sync(whole, timeout=60) is not None
+    # Asked several times, so both servers behind the balancer answer: each sees the whole trace.
+    for _ in range(4):
+        assert whole() is not None
 
 
 def test_survives_losing_any_member(cluster: Cluster) -> None:
