@@ -17,13 +17,14 @@ import base64
 import json
 import ssl
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from kube.testing.robustness.history import ObservedEvent
 
-__all__ = ["Compacted", "EtcdGateway", "Summarize"]
+__all__ = ["Compacted", "EtcdGateway", "Summarize", "cluster_gateway"]
 
 Summarize = Callable[[str, int, str, dict[str, Any]], ObservedEvent]
 """(event type, revision, key, decoded object) -> the event as the checks see it."""
@@ -130,3 +131,11 @@ class EtcdGateway:
             return summarize("DELETED", rev, key, {})
         obj = json.loads(base64.b64decode(kv.get("value", "")) or b"{}")
         return summarize("ADDED" if kv.get("create_revision") == kv["mod_revision"] else "MODIFIED", rev, key, obj)
+
+
+def cluster_gateway(data_dir: Path, endpoint: str) -> EtcdGateway:
+    """A gateway to `endpoint`, a member of the etcd that `picokube up` runs for `data_dir`,
+    with that etcd's health-check client certificate (its members serve https only)."""
+    pki = data_dir / "pki" / "etcd"
+    return EtcdGateway(endpoint, ca_file=str(pki / "ca.crt"),
+                       cert=(str(pki / "healthcheck-client.crt"), str(pki / "healthcheck-client.key")))

@@ -37,7 +37,7 @@ import httpx
 
 from kube.client.config import load_kubeconfig
 from kube.client.rest import RESTClient
-from kube.testing.robustness.etcd_gateway import EtcdGateway
+from kube.testing.robustness.etcd_gateway import cluster_gateway
 from kube.testing.robustness.history import ObservedEvent
 from kube.testing.robustness.recorders import TRANSIENT, Writer, resource, summarize
 from kube.testing.robustness.state_checks import check_writes
@@ -257,10 +257,8 @@ async def run_failover(data_dir: Path, *, hold: float = 20.0, seed: int = 25,
     """
     client = RESTClient(load_kubeconfig(data_dir / "kubeconfig"), timeout=10.0)
     run = _Failover(data_dir, client, hold=hold, log=log)
-    pki = data_dir / "pki" / "etcd"
     status = await asyncio.to_thread(_status, data_dir)
-    gateway = EtcdGateway(status["etcd"][0], ca_file=str(pki / "ca.crt"),
-                          cert=(str(pki / "healthcheck-client.crt"), str(pki / "healthcheck-client.key")))
+    gateway = cluster_gateway(data_dir, status["etcd"][0])
     prefix = gateway.resource_prefix("configmaps", NAMESPACE)
     reference: list[ObservedEvent] = []
     stop, final_revision = asyncio.Event(), [0]
