@@ -84,6 +84,9 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
                    help="CIDR cluster IPs are allocated from (its first address goes to the kubernetes Service)")
     p.add_argument("--service-node-port-range", default="30000-32767", help="node ports are allocated from this range")
     p.add_argument("--advertise-address", help="the address the kubernetes Service's endpoints name")
+    p.add_argument("--advertise-port", type=int,
+                   help="the port the kubernetes Service's endpoints name (default --port; a load balancer's "
+                        "port when several API servers share one address behind it)")
     p.add_argument("--disable-admission-plugins", default="",
                    help="comma-separated admission plugins to leave out of the default chain")
     p.add_argument("--service-account-extend-token-expiration", default="true", choices=["true", "false"],
@@ -109,6 +112,8 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
                        ("--etcd-keyfile", a.etcd_keyfile)):
         if path is not None and not path.is_file():
             raise UsageError(f"{flag}: {path} is not a readable file")
+    if a.advertise_port is not None and not 0 < a.advertise_port < 65536:
+        raise UsageError(f"--advertise-port: {a.advertise_port} is not a TCP port")
     if not (a.tls_cert_file and a.tls_private_key_file):
         raise UsageError("--tls-cert-file and --tls-private-key-file are required: the API server serves HTTPS only")
     return ApiServerConfig(
@@ -131,7 +136,7 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         trace_store_path=a.trace_store_file, tracing=a.tracing == "true", otlp_endpoint=a.otlp_endpoint,
         trace_retention_seconds=a.trace_retention_seconds, trace_max_spans=a.trace_max_spans,
         service_cluster_ip_range=a.service_cluster_ip_range, service_node_port_range=a.service_node_port_range,
-        advertise_address=a.advertise_address,
+        advertise_address=a.advertise_address, advertise_port=a.advertise_port,
         disable_admission_plugins=tuple(x.strip() for x in a.disable_admission_plugins.split(",") if x.strip()),
         service_account_extend_token_expiration=a.service_account_extend_token_expiration == "true",
         encryption_provider_config=a.encryption_provider_config,

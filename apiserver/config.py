@@ -75,6 +75,7 @@ class ApiServerConfig:
     # The address the `kubernetes` Service's endpoints name; None: the bind address when it is a
     # routable one, else this host's primary address.
     advertise_address: str | None = None
+    advertise_port: int | None = None  # None: port
     # Seconds between passes that reclaim cluster IPs and node ports no Service holds.
     service_repair_interval: float = 180.0
     # Admission plugins left out of the default chain (`--disable-admission-plugins`), by name.

@@ -258,5 +258,5 @@ async def assemble(config: ApiServerConfig, *, storage: Storage | None = None,
                            slices=registry.store("endpointslices", "discovery.k8s.io"),
                            cluster_ip=allocators.ip_range.ip(0),
                            address=config.advertise_address or default_advertise_address(config.bind_address),
-                           port=config.port))
+                           port=config.advertise_port or config.port))
     return server

@@ -5,7 +5,9 @@ Every component exports its spans here (`POST /v1/traces`, protobuf
 server's own spans arrive through `StoreSpanExporter` without a network hop or encoding. Spans are kept
 in memory, indexed by trace and by the objects they name, and appended per received batch
 (never per span) to a JSON-lines file in the data directory, so a restarted API server
-still answers for recent traces.
+still answers for recent traces. API servers that share the file read each other's batches
+before answering a query (`_catch_up`), so traces stay whole behind a balancer; a live view
+waiting for changes is woken only by batches its own server received.
 
 Retention is bounded both ways: spans older than `max_age` seconds are dropped, and once
 more than `max_spans` are held the oldest traces go first; the file is rewritten from memory
@@ -91,20 +93,46 @@ class SpanStore:
         self._version = 0
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._history: dict[str, dict[str, int]] = {}
-        if path is not None and path.exists():
-            self._load(path)
+        self._file_lock = threading.Lock()
+        self._offset, self._inode = 0, 0  # how far the file has been read, and which file it was
+        self._catch_up()
 
-    def _load(self, path: Path) -> None:
-        spans: list[Span] = []
-        try:
-            for line in path.read_text().splitlines():
-                spans.extend(json.loads(line))
-        except (OSError, ValueError) as e:
-            logger.warning("Cannot read stored spans, starting empty", extra={"path": str(path), "error": str(e)})
+    def _catch_up(self) -> None:
+        """Take in the batches appended to the file since it was last read.
+
+        Several API servers (`picokube up --apiservers N`) share one file: each appends the
+        batches it received and reads the others' before answering a query, so a trace
+        whose spans were exported through a balancer to different servers is whole on each.
+        Spans already held (our own batches, a file rewritten by a peer) are skipped by id.
+        """
+        if self.path is None:
             return
-        with self._lock:
-            self._add_locked(spans)
-            self._expire_locked()
+        with self._file_lock:
+            try:
+                st = self.path.stat()
+                if st.st_ino != self._inode or st.st_size < self._offset:  # new, or rewritten by someone
+                    self._offset, self._inode = 0, st.st_ino
+                if st.st_size == self._offset:
+                    return
+                with self.path.open("rb") as f:
+                    f.seek(self._offset)
+                    data = f.read()
+            except OSError:
+                return
+            end = data.rfind(b"\n")  # a line being appended right now is read next time
+            if end < 0:
+                return
+            self._offset += end + 1
+            spans: list[Span] = []
+            for line in data[:end].splitlines():
+                try:
+                    spans.extend(json.loads(line))
+                except ValueError:
+                    logger.warning("Skipping an unreadable line of stored spans", extra={"path": str(self.path)})
+        if spans:
+            with self._lock:
+                self._add_locked(spans)
+                self._expire_locked()
 
     def add(self, spans: Sequence[Span]) -> None:
         """Keep `spans`, append them to the file as one line, and wake waiting queries."""
@@ -126,7 +154,10 @@ class SpanStore:
     def _add_locked(self, spans: Sequence[Span]) -> None:
         for span in spans:
             tid = span["traceId"]
-            self._traces.setdefault(tid, []).append(span)
+            held = self._traces.setdefault(tid, [])
+            if span.get("spanId") and any(s.get("spanId") == span["spanId"] for s in held):
+                continue
+            held.append(span)
             self._traces.move_to_end(tid)
             self._count += 1
             obj = span["attributes"].get(attrs.OBJECT)
@@ -160,6 +191,7 @@ class SpanStore:
             return
         try:
             if self.path.exists() and self.path.stat().st_size > self.max_file_bytes:
+                self._catch_up()  # what peers appended survives the rewrite
                 self._rewrite()
             with self.path.open("a") as f:
                 f.write(json.dumps(list(spans), separators=(",", ":")) + "\n")
@@ -176,18 +208,21 @@ class SpanStore:
 
     def trace(self, trace_id: str) -> list[Span]:
         """Every span held for `trace_id`, oldest first (empty when unknown or expired)."""
+        self._catch_up()
         with self._lock:
             return sorted(self._traces.get(trace_id, ()), key=lambda s: s["start"])
 
     def latest_trace_of(self, obj: str) -> str | None:
         """The trace of the latest change to `Kind/namespace/name`: the latest trace a person's write
         to it started, else the latest trace that wrote it."""
+        self._catch_up()
         with self._lock:
             hit = self._latest.get(obj)
             return hit[2] if hit and hit[2] in self._traces else None
 
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:
         """The newest traces: id, root span name and the object it wrote, span count, start."""
+        self._catch_up()
         with self._lock:
             items = list(self._traces.items())[-limit:]
         out = []
@@ -208,6 +243,7 @@ class SpanStore:
 
     def traces_of(self, obj: str) -> list[dict[str, Any]]:
         """Every held trace that wrote `Kind/namespace/name`, oldest first: `{"traceId", "start"}`."""
+        self._catch_up()
         with self._lock:
             held = [(start, tid) for tid, start in self._history.get(obj, {}).items() if tid in self._traces]
         return [{"traceId": tid, "start": start} for start, tid in sorted(held)]

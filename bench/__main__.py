@@ -7,7 +7,8 @@ import importlib
 import json
 import sys
 
-BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers", "footprint": "bench.footprint",
+BENCHMARKS = {"api": "bench.api", "controllers": "bench.controllers", "failover": "bench.failover",
+              "footprint": "bench.footprint",
               "scheduler": "bench.scheduler", "services": "bench.services", "startup": "bench.startup",
               "streaming": "bench.streaming"}
 

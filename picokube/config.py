@@ -23,7 +23,7 @@ from picokube._files import write_file_atomic
 from picokube.containerd import ContainerdNode
 from picokube.etcd_pki import EtcdPki
 
-__all__ = ["CONFIG_FILE", "DEFAULT_NODE_CAPACITY", "ClusterConfig", "parse_endpoints"]
+__all__ = ["CONFIG_FILE", "DEFAULT_NODE_CAPACITY", "ClusterConfig", "EtcdMember", "parse_endpoints"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,18 @@ def parse_endpoints(text: str) -> tuple[str, ...]:
     if not urls:
         raise ValueError("--etcd-endpoints: give at least one URL")
     return urls
+
+
+@dataclass(frozen=True)
+class EtcdMember:
+    """One member of our own etcd: its name, data dir, client and peer ports, and the
+    directory name of its certificates under pki/etcd/ (None: the single member's, at the top)."""
+
+    name: str
+    data_dir: Path
+    client_port: int
+    peer_port: int
+    pki_name: str | None
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,10 @@ class ClusterConfig:
     service_node_port_range: str = "30000-32767"  # and its node port range
     controller_managers: int = 1  # instances; they elect a leader through a Lease
     schedulers: int = 1
+    # The HA layout: our own etcd as a cluster of this many members, and this many API servers
+    # behind a load balancer on --port (1 and 1: one etcd, one API server on --port, no balancer).
+    etcd_members: int = 1
+    apiservers: int = 1
 
     def __post_init__(self) -> None:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
@@ -86,6 +102,12 @@ class ClusterConfig:
             raise ValueError("--nodes must be 0 or more")
         if self.controller_managers < 1 or self.schedulers < 1:
             raise ValueError("--controller-managers and --schedulers must be 1 or more")
+        if self.etcd_members < 1 or self.apiservers < 1:
+            raise ValueError("--etcd-members and --apiservers must be 1 or more")
+        if self.etcd_members > 1 and self.etcd_endpoints:
+            raise ValueError("--etcd-members starts a cluster of our own: leave out --etcd-endpoints")
+        if self.port + self.apiservers >= 65535 or self.etcd_port + 2 * self.etcd_members > 65535:
+            raise ValueError("--port/--etcd-port: too high for the ports the members need after it")
         if self.pod_start_delay < 0:
             raise ValueError("--pod-start-delay must be 0 or more")
         for flag, seconds in (("--node-monitor-grace-period", self.node_monitor_grace_period),
@@ -138,10 +160,34 @@ class ClusterConfig:
     @property
     def etcd_urls(self) -> tuple[str, ...]:
         """The etcd client URLs the API server dials; our own etcd serves https only."""
-        return self.etcd_endpoints or (f"https://127.0.0.1:{self.etcd_port}",)
+        return self.etcd_endpoints or tuple(f"https://127.0.0.1:{m.client_port}" for m in self.etcd_member_list())
+
+    def etcd_member_list(self) -> list[EtcdMember]:
+        """Our own etcd's members: one keeps the plain name `etcd`, the data dir `etcd/` and
+        --etcd-port (peer +1); member i of several is `etcd-i` in `etcd/etcd-i/` on
+        --etcd-port + 2i (peer +1)."""
+        if not self.own_etcd:
+            return []
+        if self.etcd_members == 1:
+            return [EtcdMember("etcd", self.etcd_data_dir, self.etcd_port, self.etcd_port + 1, None)]
+        return [EtcdMember(f"etcd-{i}", self.etcd_data_dir / f"etcd-{i}", self.etcd_port + 2 * i,
+                           self.etcd_port + 2 * i + 1, f"etcd-{i}") for i in range(self.etcd_members)]
+
+    @property
+    def load_balanced(self) -> bool:
+        """Whether the API servers sit behind a balancer on --port (more than one of them)."""
+        return self.apiservers > 1
+
+    def apiserver_ports(self) -> dict[str, int]:
+        """Each API server's name and port: `apiserver` on --port alone; `apiserver-i` on
+        --port + 1 + i behind the balancer."""
+        if not self.load_balanced:
+            return {"apiserver": self.port}
+        return {f"apiserver-{i}": self.port + 1 + i for i in range(self.apiservers)}
 
     @property
     def apiserver_url(self) -> str:
+        """The address clients use: the balancer's, or the one API server's."""
         return f"https://127.0.0.1:{self.port}"
 
     @property

@@ -1,4 +1,4 @@
-"""Finding etcd and its command line for a single-member cluster on loopback.
+"""Finding etcd and its command line for a member of a cluster on loopback.
 
 etcd is the cluster's one source of truth; `picokube up` runs a private instance with its
 own data dir and ports, and the test harness (`kube.testing.etcd`) runs the same command.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from picokube.etcd_pki import EtcdPki
 
-__all__ = ["etcd_command", "find_etcd", "tls_flags"]
+__all__ = ["etcd_command", "find_etcd", "initial_cluster", "tls_flags"]
 
 
 def find_etcd() -> str:
@@ -41,9 +41,16 @@ def find_etcd() -> str:
 
 
 def etcd_command(*, data_dir: Path, client_port: int, peer_port: int, name: str = "default",
-                 pki: EtcdPki | None = None) -> list[str]:
-    """The argv of a single-member etcd listening on loopback only; TLS only when `pki` is given
-    (its single member's certificates, `EtcdPki.member()`)."""
+                 pki: EtcdPki | None = None, pki_member: str | None = None,
+                 initial_cluster: str | None = None) -> list[str]:
+    """The argv of an etcd member listening on loopback only; TLS only when `pki` is given
+    (member `pki_member`'s certificates, `EtcdPki.member`; None: the single member's).
+
+    `initial_cluster` (`name=peerURL,...`, see `initial_cluster`) makes it one member of a
+    cluster bootstrapped with those members; without it, the cluster is this member alone.
+    A member restarted on a data dir it already wrote rejoins from that dir (etcd ignores
+    the initial-cluster flags then), so the same argv serves first start and restarts.
+    """
     scheme = "https" if pki is not None else "http"
     client = f"{scheme}://127.0.0.1:{client_port}"
     peer = f"{scheme}://127.0.0.1:{peer_port}"
@@ -55,13 +62,19 @@ def etcd_command(*, data_dir: Path, client_port: int, peer_port: int, name: str 
         f"--advertise-client-urls={client}",
         f"--listen-peer-urls={peer}",
         f"--initial-advertise-peer-urls={peer}",
-        f"--initial-cluster={name}={peer}",
+        f"--initial-cluster={initial_cluster or f'{name}={peer}'}",
         "--initial-cluster-state=new",
         "--max-request-bytes=3145728",
         "--quota-backend-bytes=8589934592",
         "--log-level=warn",
-        *(tls_flags(pki) if pki is not None else ()),
+        *(tls_flags(pki, pki_member) if pki is not None else ()),
     ]
+
+
+def initial_cluster(members: list[tuple[str, int]], *, tls: bool = True) -> str:
+    """etcd's `--initial-cluster` for members given as (name, peer port) on loopback."""
+    scheme = "https" if tls else "http"
+    return ",".join(f"{name}={scheme}://127.0.0.1:{port}" for name, port in members)
 
 
 def tls_flags(pki: EtcdPki, member: str | None = None) -> list[str]:

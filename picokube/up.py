@@ -7,6 +7,11 @@ then supervise etcd, the API server, the controller-manager, the scheduler, one 
 per node, one proxy per node and the cluster DNS, in that order. etcd gates the API server (its client port must accept
 connections) and the API server gates the rest (`/readyz` must answer 200).
 
+The HA layout (`--etcd-members N`, `--apiservers N`): etcd members `etcd-0..` form one
+cluster (the last one started gates the API servers), API servers `apiserver-0..` run on
+the ports after `--port`, each gated by its own `/readyz`, and HAProxy (`apiserver-lb`,
+`picokube.balancer`) listens on `--port` and gates the rest through itself.
+
 Foreground (`up`): this process is the supervisor and streams one line per event; Ctrl-C
 stops everything and exits 0. Detached (`up --detach`): the supervisor is re-executed as
 `python -m picokube _supervise --data-dir DIR` in its own session, logging to
@@ -34,14 +39,15 @@ import kube
 from kube.client.config import load_kubeconfig
 from kube.netutil import host_address
 from picokube._files import make_private_dir
+from picokube.balancer import HAPROXY_CONFIG_NAME, find_haproxy, haproxy_command
 from picokube.bootstrap import ensure_join_objects
 from picokube.config import SIMULATED_CLUSTER_CIDR, ClusterConfig
 from picokube.containerd import containerd_available
 from picokube.credentials import issue_credentials
 from picokube.down import stop_cluster
 from picokube.encryption import ENCRYPTION_CONFIG_NAME
-from picokube.etcd import etcd_command
-from picokube.etcd_pki import EtcdPki
+from picokube.etcd import etcd_command, initial_cluster
+from picokube.etcd_pki import EtcdPki, ensure_etcd_member
 from picokube.pki import ClusterPki
 from picokube.probe import ApiProbe, port_in_use, port_open
 from picokube.state import (
@@ -93,9 +99,9 @@ def preflight(config: ClusterConfig) -> None:
     if leftovers:
         raise UpError(f"processes of an earlier run for {config.data_dir} are still alive: "
                       f"{', '.join(leftovers)}; run `picokube down --data-dir {config.data_dir}`")
-    ports = [("API server", config.port)]
-    if config.own_etcd:
-        ports += [("etcd client", config.etcd_port), ("etcd peer", config.etcd_port + 1)]
+    ports = [("API server", config.port), *(("API server", p) for p in config.apiserver_ports().values())]
+    for member in config.etcd_member_list():
+        ports += [("etcd client", member.client_port), ("etcd peer", member.peer_port)]
     for what, port in ports:
         if port_in_use(port):
             raise UpError(f"port {port} ({what}) is already in use on 127.0.0.1; "
@@ -106,9 +112,17 @@ def prepare(config: ClusterConfig) -> dict[str, str]:
     """Create dirs, PKI, token file, kubeconfigs and cluster.json; return tokens by user."""
     for d in (config.data_dir, config.logs_dir, config.etcd_data_dir):
         make_private_dir(d)
+    if config.load_balanced:
+        try:
+            find_haproxy()  # refuse before anything starts, naming the package to install
+        except FileNotFoundError as e:
+            raise UpError(str(e)) from None
     _, tokens = issue_credentials(config.data_dir, server=config.apiserver_url,
                                   nodes={node: ("127.0.0.1",) for node in config.node_names},
                                   service_cluster_ip_range=config.service_cluster_ip_range)
+    for member in config.etcd_member_list():
+        if member.pki_name is not None:
+            ensure_etcd_member(EtcdPki(config.pki_dir), member.pki_name)
     config.save()
     return tokens
 
@@ -124,30 +138,34 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
     tracing = ("--tracing", "true" if config.tracing else "false",
                *(("--otlp-endpoint", config.otlp_endpoint) if config.otlp_endpoint else ()))
 
-    specs = []
-    if config.own_etcd:
-        argv = etcd_command(data_dir=config.etcd_data_dir, client_port=config.etcd_port,
-                            peer_port=config.etcd_port + 1, pki=EtcdPki(config.pki_dir))
-        specs.append(ComponentSpec("etcd", tuple(argv), ready=lambda: port_open(config.etcd_port), cwd=cwd))
+    specs = etcd_specs(config)
     etcd_tls = tuple(arg for flag, path in zip(("--etcd-cafile", "--etcd-certfile", "--etcd-keyfile"),
                                                config.etcd_client_files(), strict=True)
                      if path for arg in (flag, path))
-    specs.append(python(
-        "apiserver", "apiserver",
-        "--etcd-endpoints", ",".join(config.etcd_urls), *etcd_tls, "--bind-address", "0.0.0.0",
-        "--port", str(config.port),
-        "--tls-cert-file", str(pki.apiserver_cert), "--tls-private-key-file", str(pki.apiserver_key),
-        "--client-ca-file", str(pki.ca_cert), "--token-auth-file", str(config.token_file),
-        "--kubelet-client-certificate", str(config.pki_dir / "apiserver-kubelet-client.crt"),
-        "--kubelet-client-key", str(config.pki_dir / "apiserver-kubelet-client.key"),
-        "--service-account-signing-key-file", str(config.pki_dir / "sa.key"),
-        "--authorization-mode", "Node,RBAC", "--enable-bootstrap-token-auth",
-        "--audit-log-path", str(config.logs_dir / "audit.log"),
-        "--trace-store-file", str(config.data_dir / "traces.jsonl"), *tracing,
-        "--service-cluster-ip-range", config.service_cluster_ip_range,
-        "--service-node-port-range", config.service_node_port_range,
-        "--encryption-provider-config", str(config.data_dir / ENCRYPTION_CONFIG_NAME),
-        ready=lambda: readyz_probe.readyz()[0]))
+    for name, port in config.apiserver_ports().items():
+        own_probe = ApiProbe(f"https://127.0.0.1:{port}", pki.ca_cert) if config.load_balanced else readyz_probe
+        specs.append(python(
+            name, "apiserver",
+            "--etcd-endpoints", ",".join(config.etcd_urls), *etcd_tls, "--bind-address", "0.0.0.0",
+            "--port", str(port),
+            # Behind the balancer the kubernetes Service's endpoints name the balancer's port.
+            *(("--advertise-port", str(config.port)) if config.load_balanced else ()),
+            "--tls-cert-file", str(pki.apiserver_cert), "--tls-private-key-file", str(pki.apiserver_key),
+            "--client-ca-file", str(pki.ca_cert), "--token-auth-file", str(config.token_file),
+            "--kubelet-client-certificate", str(config.pki_dir / "apiserver-kubelet-client.crt"),
+            "--kubelet-client-key", str(config.pki_dir / "apiserver-kubelet-client.key"),
+            "--service-account-signing-key-file", str(config.pki_dir / "sa.key"),
+            "--authorization-mode", "Node,RBAC", "--enable-bootstrap-token-auth",
+            "--audit-log-path", str(config.logs_dir / ("audit.log" if name == "apiserver" else f"audit-{name}.log")),
+            "--trace-store-file", str(config.data_dir / "traces.jsonl"), *tracing,
+            "--service-cluster-ip-range", config.service_cluster_ip_range,
+            "--service-node-port-range", config.service_node_port_range,
+            "--encryption-provider-config", str(config.data_dir / ENCRYPTION_CONFIG_NAME),
+            ready=functools.partial(_ready, own_probe)))
+    if config.load_balanced:
+        argv = haproxy_command(config.data_dir / HAPROXY_CONFIG_NAME, port=config.port,
+                               servers=config.apiserver_ports(), ca_file=pki.ca_cert)
+        specs.append(ComponentSpec("apiserver-lb", tuple(argv), ready=functools.partial(_ready, readyz_probe), cwd=cwd))
     grace = config.node_monitor_grace_period
     # Every instance is a leader-election candidate (on by default, as upstream); the first of
     # each keeps the plain name, the others are numbered.
@@ -199,6 +217,26 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
     if config.runtime == "cri":  # memory-backed volumes are tmpfs mounts a stopped kubelet leaves behind
         specs = [dataclasses.replace(s, after_stop=functools.partial(unmount_under, config.data_dir / "kubelets"))
                  if s.name.startswith("kubelet-") else s for s in specs]
+    return specs
+
+
+def _ready(probe: ApiProbe) -> bool:
+    return probe.readyz()[0]
+
+
+def etcd_specs(config: ClusterConfig) -> list[ComponentSpec]:
+    """Our own etcd's members (none with --etcd-endpoints), each with its own data dir, ports
+    and certificates. The last gates what follows: by then every member listens."""
+    members = config.etcd_member_list()
+    cluster = initial_cluster([(m.name, m.peer_port) for m in members]) if len(members) > 1 else None
+    specs = []
+    for i, member in enumerate(members):
+        argv = etcd_command(data_dir=member.data_dir, client_port=member.client_port, peer_port=member.peer_port,
+                            name=member.name if cluster else "default", pki=EtcdPki(config.pki_dir),
+                            pki_member=member.pki_name, initial_cluster=cluster)
+        last = i == len(members) - 1
+        specs.append(ComponentSpec(member.name, tuple(argv), cwd=config.data_dir,
+                                   ready=functools.partial(port_open, member.client_port) if last else None))
     return specs
 
 
@@ -403,7 +441,8 @@ def _diagnose(config: ClusterConfig, waiting_for: str) -> str:
     records = {c["name"]: c for c in state.get("components", [])}
     # What the awaited component depends on comes first: a crash-looping etcd explains a
     # silent API server better than the API server's own log does.
-    candidates = (["etcd"] if config.own_etcd and waiting_for == "apiserver" else []) + [waiting_for]
+    candidates = ([*(m.name for m in config.etcd_member_list()), *config.apiserver_ports()]
+                  if waiting_for == "apiserver" else []) + [waiting_for]
     culprit = next((n for n in candidates if not _healthy(records.get(n))), waiting_for)
     rec = records.get(culprit) or {}
     alive = process_matches(rec.get("pid"), rec.get("argv") or [])

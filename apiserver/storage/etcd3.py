@@ -48,7 +48,7 @@ import grpc
 from aetcd import rpc
 
 from .errors import Compacted, FutureRevision, KeyExists, KeyNotFound, RevisionConflict, StorageError, Unavailable
-from .etcd_channel import EtcdChannel, EtcdTLSConfig, parse_endpoint
+from .etcd_channel import EtcdChannel, EtcdTLSConfig, cluster_endpoint, parse_endpoint
 from .interface import KeyValue, ListResult, WatchEvent
 
 __all__ = ["Etcd3Storage"]
@@ -72,6 +72,9 @@ _CHANNEL_OPTIONS: dict[str, Any] = {
     "grpc.keepalive_permit_without_calls": 0,
     "grpc.http2.max_pings_without_data": 0,
     "grpc.initial_reconnect_backoff_ms": 100,
+    # Also the least time a connection attempt may take: a SIGSTOPped member accepts TCP and
+    # never answers the TLS handshake, so gRPC's default of 20 s would stall a failover.
+    "grpc.min_reconnect_backoff_ms": 1_000,
     "grpc.max_reconnect_backoff_ms": 2_000,
 }
 
@@ -214,6 +217,11 @@ class Etcd3Storage:
         if not endpoints:
             raise ValueError("no etcd endpoints given")
         parsed = [parse_endpoint(ep) for ep in endpoints]
+        # Each API server starts at a random member, so one hung member stalls few of them.
+        start = random.randrange(len(parsed))
+        combined = cluster_endpoint(parsed[start:] + parsed[:start])
+        if combined is not None:
+            parsed = [combined]
         wait = timeout if startup_timeout is None else startup_timeout
         deadline = time.monotonic() + wait
         errors: dict[str, str] = {}

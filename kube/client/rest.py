@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 
 _MAX_RETRIES = 10
 """How often a request the server asked to retry later is sent again (client-go's default)."""
+_MAX_CONNECTION_RETRIES = 3
+"""How often a GET whose connection broke or timed out is sent again."""
+_CONNECTION_RETRY_DELAY = 1.0
 
 
 def _retry_after(resp: httpx.Response) -> float | None:
@@ -165,19 +168,38 @@ class RESTClient:
         if body is not None:
             content = body if isinstance(body, bytes) else json.dumps(body).encode()
             hdrs["Content-Type"] = content_type
-        resp = await self._http.request(method, path, params=_clean(params or {}), content=content, headers=hdrs)
+        resp = await self._send(method, path, params=params, content=content, headers=hdrs)
         for _ in range(_MAX_RETRIES):
             delay = _retry_after(resp)
             if delay is None:
                 break
             logger.debug("Server asked to retry later", extra={"path": path, "code": resp.status_code, "after": delay})
             await asyncio.sleep(delay)
-            resp = await self._http.request(method, path, params=_clean(params or {}), content=content, headers=hdrs)
+            resp = await self._send(method, path, params=params, content=content, headers=hdrs)
         if resp.status_code >= 400:
             raise self._error(resp)
         if resp.headers.get("content-type", "").startswith("application/json"):
             return resp.json()
         return resp.text
+
+    async def _send(self, method: str, path: str, *, params: Mapping[str, Any] | None, content: bytes | None,
+                    headers: Mapping[str, str]) -> httpx.Response:
+        """One request; a GET whose connection broke or went silent is sent again, after a second.
+
+        As client-go does for GETs (connection reset, EOF), and for a silent server too: behind
+        a balancer the next attempt reaches a healthy API server. Writes are never resent here,
+        since the server may have applied them.
+        """
+        for attempt in range(_MAX_CONNECTION_RETRIES + 1):
+            try:
+                return await self._http.request(method, path, params=_clean(params or {}), content=content,
+                                                headers=headers)
+            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout) as e:
+                if method != "GET" or attempt == _MAX_CONNECTION_RETRIES:
+                    raise
+                logger.debug("GET failed on the connection, retrying", extra={"path": path, "error": repr(e)})
+                await asyncio.sleep(_CONNECTION_RETRY_DELAY)
+        raise AssertionError("unreachable")
 
     async def stream_text(self, path: str, *, params: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
         """GET `path` and yield the body as it arrives (pods/log with follow=true); ApiError on failure."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kube.testing.ports import free_port, free_port_pair
+from kube.testing.ports import free_port_run
 
 __all__ = ["Cluster", "start_cluster"]
 
@@ -62,7 +62,9 @@ class Cluster:
 
 
 def start_cluster(data_dir: Path, *extra: str) -> Iterator[Cluster]:
-    port, etcd_port = free_port(), free_port_pair()
+    # Room after each for the HA layout's members: API servers on --port + 1.., etcd members
+    # on --etcd-port + 2i (and + 1).
+    port, etcd_port = free_port_run(4), free_port_run(6)
     cluster = Cluster(data_dir, port)
     up = subprocess.run([sys.executable, "-m", "picokube", "up", "--detach", "--data-dir", str(data_dir),
                          "--port", str(port), "--etcd-port", str(etcd_port), *extra],

@@ -10,7 +10,7 @@ import random
 import socket
 import time
 
-__all__ = ["free_port", "free_port_pair", "port_open", "wait_for_port"]
+__all__ = ["free_port", "free_port_pair", "free_port_run", "port_open", "wait_for_port"]
 
 
 def free_port() -> int:
@@ -18,6 +18,26 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def free_port_run(count: int, low: int = 20000, high: int = 32000) -> int:
+    """A port P such that P .. P + count - 1 are all free on 127.0.0.1 (an HA cluster's members).
+
+    Chosen below the ephemeral range, as `free_port_pair`.
+    """
+    for _ in range(200):
+        port = random.randrange(low, high - count)
+        socks = [socket.socket() for _ in range(count)]
+        try:
+            for i, s in enumerate(socks):
+                s.bind(("127.0.0.1", port + i))
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+        return port
+    raise RuntimeError(f"no {count} adjacent free ports between {low} and {high}")
 
 
 def free_port_pair(low: int = 20000, high: int = 32000) -> int:

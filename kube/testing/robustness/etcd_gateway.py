@@ -15,14 +15,16 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import ssl
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from kube.testing.robustness.history import ObservedEvent
 
-__all__ = ["Compacted", "EtcdGateway", "Summarize"]
+__all__ = ["Compacted", "EtcdGateway", "Summarize", "cluster_gateway"]
 
 Summarize = Callable[[str, int, str, dict[str, Any]], ObservedEvent]
 """(event type, revision, key, decoded object) -> the event as the checks see it."""
@@ -43,9 +45,17 @@ def _prefix_end(prefix: str) -> str:
 class EtcdGateway:
     """Range, watch and compact one etcd member over HTTP; each call opens its own connection."""
 
-    def __init__(self, endpoint: str, *, registry_prefix: str = "/registry/") -> None:
+    def __init__(self, endpoint: str, *, registry_prefix: str = "/registry/",
+                 ca_file: str | None = None, cert: tuple[str, str] | None = None) -> None:
+        """`ca_file` and `cert` (certificate, key): for a member serving https with client certificates."""
         self.endpoint = endpoint.rstrip("/")
         self.registry_prefix = registry_prefix
+        self._tls: dict[str, Any] = {}
+        if endpoint.startswith("https"):
+            context = ssl.create_default_context(cafile=ca_file)
+            if cert is not None:
+                context.load_cert_chain(*cert)
+            self._tls = {"verify": context}
 
     def _key(self, raw: str) -> str:
         """`namespace/name` (or `name`) of `/registry/<resource>/[namespace/]name`."""
@@ -59,7 +69,7 @@ class EtcdGateway:
         body: dict[str, Any] = {"key": _b64(prefix), "range_end": _b64(_prefix_end(prefix))}
         if revision:
             body["revision"] = revision
-        async with httpx.AsyncClient(timeout=10) as http:
+        async with httpx.AsyncClient(timeout=10, **self._tls) as http:
             resp = await http.post(f"{self.endpoint}/v3/kv/range", json=body)
         answer = resp.json()
         if resp.status_code != 200:
@@ -71,12 +81,12 @@ class EtcdGateway:
         return int(answer["header"]["revision"]), items
 
     async def current_revision(self) -> int:
-        async with httpx.AsyncClient(timeout=10) as http:
+        async with httpx.AsyncClient(timeout=10, **self._tls) as http:
             resp = await http.post(f"{self.endpoint}/v3/kv/range", json={"key": _b64("\0"), "keys_only": True})
         return int(resp.json()["header"]["revision"])
 
     async def compact(self, revision: int) -> None:
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, **self._tls) as http:
             resp = await http.post(f"{self.endpoint}/v3/kv/compaction", json={"revision": revision, "physical": True})
         if resp.status_code != 200 and "compacted" not in resp.text:
             raise RuntimeError(f"etcd compaction failed: {resp.text}")
@@ -102,7 +112,7 @@ class EtcdGateway:
         request = {"create_request": {"key": _b64(prefix), "range_end": _b64(_prefix_end(prefix)),
                                       "start_revision": start, "progress_notify": True}}
         timeout = httpx.Timeout(5.0, read=2.0)
-        async with httpx.AsyncClient(timeout=timeout) as http, \
+        async with httpx.AsyncClient(timeout=timeout, **self._tls) as http, \
                 http.stream("POST", f"{self.endpoint}/v3/watch", json=request) as resp:
             async for line in resp.aiter_lines():
                 result = json.loads(line).get("result", {})
@@ -121,3 +131,11 @@ class EtcdGateway:
             return summarize("DELETED", rev, key, {})
         obj = json.loads(base64.b64decode(kv.get("value", "")) or b"{}")
         return summarize("ADDED" if kv.get("create_revision") == kv["mod_revision"] else "MODIFIED", rev, key, obj)
+
+
+def cluster_gateway(data_dir: Path, endpoint: str) -> EtcdGateway:
+    """A gateway to `endpoint`, a member of the etcd that `picokube up` runs for `data_dir`,
+    with that etcd's health-check client certificate (its members serve https only)."""
+    pki = data_dir / "pki" / "etcd"
+    return EtcdGateway(endpoint, ca_file=str(pki / "ca.crt"),
+                       cert=(str(pki / "healthcheck-client.crt"), str(pki / "healthcheck-client.key")))

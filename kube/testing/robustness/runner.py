@@ -24,7 +24,7 @@ from typing import Any
 from kube.client.config import load_kubeconfig
 from kube.client.rest import RESTClient
 from kube.errors import ResourceExpired
-from kube.testing.robustness.etcd_gateway import EtcdGateway
+from kube.testing.robustness.etcd_gateway import EtcdGateway, cluster_gateway
 from kube.testing.robustness.faults import Faults
 from kube.testing.robustness.history import ObservedEvent
 from kube.testing.robustness.recorders import TRANSIENT, Lister, Watcher, Writer, resource, summarize
@@ -104,7 +104,7 @@ async def run_once(config: RunConfig, *, log: Callable[[str], None] = print) -> 
     """Run load and faults for `config.duration` seconds, then check; see the module docstring."""
     status = await _status(config.data_dir)
     run = _Run(config, RESTClient(load_kubeconfig(config.data_dir / "kubeconfig")),
-               EtcdGateway(status["etcd"][0]), log)
+               cluster_gateway(config.data_dir, status["etcd"][0]), log)
     try:
         return await run.execute()
     finally:

@@ -20,12 +20,16 @@ __all__ = ["check_writes", "check_revisions_increase", "check_lists_not_stale", 
 
 
 def check_writes(writes: Sequence[Write], final: Mapping[str, tuple[str, int]],
-                 reference: Sequence[ObservedEvent] = (), *, reference_start: int = 0) -> list[str]:
+                 reference: Sequence[ObservedEvent] = (), *, reference_start: int = 0,
+                 late_unacknowledged: bool = False) -> list[str]:
     """Every acknowledged write is durable: in etcd's history as written, and not lost in the end.
 
     `final` maps each key to its (value, revision) read after the run. The last
     acknowledged write of a key must be what is stored, unless a later attempt (acknowledged
-    or not: an unanswered write may still have happened) replaced it.
+    or not: an unanswered write may still have happened) replaced it. With
+    `late_unacknowledged`, any unanswered attempt may have replaced it, also an earlier one:
+    with several API servers, a request the client gave up on while its server was stopped
+    can be applied once that server resumes, after later writes through another server.
     """
     out: list[str] = []
     in_history = {(e.key, e.revision): e.value for e in reference if e.type != BOOKMARK}
@@ -39,7 +43,8 @@ def check_writes(writes: Sequence[Write], final: Mapping[str, tuple[str, int]],
         if not acked:
             continue
         last = max(acked, key=lambda w: w.seq)
-        allowed = {w.value for w in attempts if w.seq >= last.seq}
+        allowed = {w.value for w in attempts
+                   if w.seq >= last.seq or (late_unacknowledged and not w.acknowledged)}
         stored = final.get(key)
         if stored is None:
             out.append(f"write {key}={last.value}@{last.revision} acknowledged, the key is gone")
