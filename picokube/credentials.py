@@ -5,7 +5,8 @@
   kubelets (`apiserver-kubelet-client`), one serving certificate per kubelet (for its
   node name and the addresses given), and `sa.key`, which signs ServiceAccount tokens;
 - `pki/etcd/` and `pki/apiserver-etcd-client.*`: etcd's own CA, its member's serving and
-  peer certificates and the API server's client certificate towards it (`etcd_pki`);
+  peer certificates and the API server's client certificate towards it (`etcd_pki`), and,
+  for a cluster of named members, each member's pair in `pki/etcd/<member>/` naming it;
 - `tokens.csv`: a bearer token for the admin, the controller-manager, the scheduler, the
   proxies, the cluster DNS and each node (`system:node:<name>` in `system:nodes`);
 - `encryption-config.yaml`: the API server's `--encryption-provider-config`, a fresh AES-GCM
@@ -30,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from picokube._files import make_private_dir, write_file_atomic
 from picokube.encryption import ENCRYPTION_CONFIG_NAME, ensure_encryption_config
-from picokube.etcd_pki import ensure_etcd_pki
+from picokube.etcd_pki import ensure_etcd_member, ensure_etcd_pki, split_hosts
 from picokube.kubeconfig import write_kubeconfig
 from picokube.pki import (
     ClusterPki,
@@ -68,23 +69,30 @@ def _ensure_signing_key(path: Path) -> None:
 
 def issue_credentials(directory: Path, *, server: str, nodes: Mapping[str, Sequence[str]],
                       service_cluster_ip_range: str = "10.96.0.0/12",
-                      etcd_hosts: Sequence[str] = ()) -> tuple[ClusterPki, dict[str, str]]:
+                      etcd_hosts: Sequence[str] = (), etcd_members: Sequence[str] = (),
+                      apiserver_hosts: Sequence[str] = ()) -> tuple[ClusterPki, dict[str, str]]:
     """Issue (or keep) everything listed above; `nodes` maps node name to its IP addresses.
 
-    etcd's certificates name `etcd_hosts` besides this host's loopback addresses and name.
+    etcd's certificates name `etcd_hosts` besides this host's loopback addresses and name;
+    each of `etcd_members` gets its own pair naming the member (its host name too).
+    The API server's serving certificate also names `apiserver_hosts` (names or addresses
+    clients dial instead of the server's own, such as a load balancer's).
 
     The API server's certificate also names the range's first address, the `kubernetes`
     Service's, which in-cluster clients dial. Returns the PKI and the bearer token of each user.
     """
     make_private_dir(directory)
     kubernetes_service_ip = str(ipaddress.ip_network(service_cluster_ip_range, strict=False)[1])
-    pki = ensure_cluster_pki(directory / "pki", ips=(kubernetes_service_ip,))
+    extra_ips, extra_dns = split_hosts(apiserver_hosts)
+    pki = ensure_cluster_pki(directory / "pki", ips=(kubernetes_service_ip, *extra_ips), dns_names=extra_dns)
     ensure_leaf(pki, "apiserver-kubelet-client", lambda: issue_client_certificate(
         pki, user="kube-apiserver-kubelet-client", groups=("system:masters",)))
     for node, ips in nodes.items():
         ensure_leaf(pki, f"kubelet-{node}", lambda node=node, ips=ips: issue_serving_certificate(  # type: ignore[misc]
             pki, name=f"system:node:{node}", ips=tuple(ips), dns_names=(node, "localhost")))
-    ensure_etcd_pki(pki.directory, hosts=etcd_hosts)
+    etcd = ensure_etcd_pki(pki.directory, hosts=etcd_hosts)
+    for member in etcd_members:
+        ensure_etcd_member(etcd, member, hosts=(member,))
     _ensure_signing_key(pki.directory / "sa.key")
     ensure_encryption_config(directory / ENCRYPTION_CONFIG_NAME)
     entries = ensure_token_file(directory / "tokens.csv", cluster_identities(nodes))

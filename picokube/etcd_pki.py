@@ -30,7 +30,7 @@ from pathlib import Path
 from picokube._files import make_private_dir
 from picokube.pki import ClusterPki, ensure_ca, ensure_leaf, issue_client_certificate, issue_serving_certificate
 
-__all__ = ["EtcdMemberPki", "EtcdPki", "ensure_etcd_member", "ensure_etcd_pki"]
+__all__ = ["EtcdMemberPki", "EtcdPki", "ensure_etcd_member", "ensure_etcd_pki", "split_hosts"]
 
 ETCD_CA_NAME = "etcd-ca"
 APISERVER_CLIENT = "apiserver-etcd-client"
@@ -117,7 +117,7 @@ def ensure_etcd_member(etcd: EtcdPki, name: str | None, *, hosts: Sequence[str] 
     member = etcd.member(name)
     make_private_dir(member.directory)
     ca = etcd.ca
-    ips, dns = _split_hosts((*_LOCAL_HOSTS, socket.gethostname(), *hosts))
+    ips, dns = split_hosts((*_LOCAL_HOSTS, socket.gethostname(), *hosts))
     cn = name or socket.gethostname()
     for stem in ("server", "peer"):
         ensure_leaf(ca, stem, lambda: issue_serving_certificate(
@@ -125,7 +125,7 @@ def ensure_etcd_member(etcd: EtcdPki, name: str | None, *, hosts: Sequence[str] 
     return member
 
 
-def _split_hosts(hosts: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def split_hosts(hosts: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(IP addresses, DNS names) among `hosts`, each once, in order."""
     ips: dict[str, None] = {}
     dns: dict[str, None] = {}

@@ -9,7 +9,7 @@ Guarantees:
 - `ensure_cluster_pki(dir)` leaves `ca.crt`, `ca.key`, `apiserver.crt`, `apiserver.key` in
   `dir`. Files that exist, parse, belong together, are not about to expire and (for the
   serving certificate) carry every SAN in `APISERVER_DNS_NAMES`/`APISERVER_IPS` and the
-  `ips` asked for are kept; anything else is regenerated. A new CA always brings a new
+  `ips` and `dns_names` asked for are kept; anything else is regenerated. A new CA always brings a new
   serving certificate. The `kubernetes` Service's cluster IP belongs in `ips`: a client in
   a pod dials it (KUBERNETES_SERVICE_HOST) and checks the certificate against it.
 - Keys are ECDSA P-256, written PKCS#8 PEM with mode 0600. The CA is valid 10 years, leaf
@@ -95,20 +95,22 @@ class ClusterPki:
         return self.ca_cert.read_bytes()
 
 
-def ensure_cluster_pki(directory: Path, *, ips: Sequence[str] = ()) -> ClusterPki:
+def ensure_cluster_pki(directory: Path, *, ips: Sequence[str] = (), dns_names: Sequence[str] = ()) -> ClusterPki:
     """Create or reuse the CA and the API server serving certificate in `directory`.
 
     The serving certificate names `APISERVER_IPS` and `ips` too (the `kubernetes` Service's
-    cluster IP, which in-cluster clients dial).
+    cluster IP, which in-cluster clients dial), and `APISERVER_DNS_NAMES` and `dns_names`
+    (a load balancer's name, which every kubeconfig then names).
 
     Idempotent; not safe to run concurrently for the same directory (callers hold the
     data dir's lock).
     """
     pki, ca = _ensure_ca(directory, "picokube-ca")
     wanted_ips = tuple(dict.fromkeys((*APISERVER_IPS, *ips)))
-    if not _serving_cert_is_valid(pki, ca[0], wanted_ips):
+    wanted_dns = tuple(dict.fromkeys((*APISERVER_DNS_NAMES, *dns_names)))
+    if not _serving_cert_is_valid(pki, ca[0], wanted_ips, wanted_dns):
         logger.info("Generating API server serving certificate in %s", directory)
-        _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca, wanted_ips))
+        _write_pair(pki.apiserver_cert, pki.apiserver_key, _create_serving_cert(ca, wanted_ips, wanted_dns))
     return pki
 
 
@@ -174,10 +176,10 @@ def _create_ca(common_name: str) -> _Pair:
     return cert, key
 
 
-def _create_serving_cert(ca: _Pair, ips: Sequence[str]) -> _Pair:
+def _create_serving_cert(ca: _Pair, ips: Sequence[str], dns_names: Sequence[str]) -> _Pair:
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
-    sans: list[x509.GeneralName] = [x509.DNSName(n) for n in APISERVER_DNS_NAMES]
+    sans: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
     sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
     cert = (
         _leaf_builder(subject, key, ca[0], LEAF_VALIDITY)
@@ -229,7 +231,8 @@ def _load_valid_ca(pki: ClusterPki) -> _Pair | None:
     return cert, key
 
 
-def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate, ips: Sequence[str]) -> bool:
+def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate, ips: Sequence[str],
+                           dns_names: Sequence[str]) -> bool:
     try:
         cert = x509.load_pem_x509_certificate(pki.apiserver_cert.read_bytes())
         key = _load_ec_key(pki.apiserver_key)
@@ -240,7 +243,7 @@ def _serving_cert_is_valid(pki: ClusterPki, ca_cert: x509.Certificate, ips: Sequ
     have_dns = set(sans.get_values_for_type(x509.DNSName))
     have_ips = {ipaddress.ip_address(str(ip)) for ip in sans.get_values_for_type(x509.IPAddress)}
     return (_same_key(cert, key) and _fresh(cert)
-            and set(APISERVER_DNS_NAMES) <= have_dns and {ipaddress.ip_address(ip) for ip in ips} <= have_ips)
+            and set(dns_names) <= have_dns and {ipaddress.ip_address(ip) for ip in ips} <= have_ips)
 
 
 def _load_ec_key(path: Path) -> ec.EllipticCurvePrivateKey:

@@ -16,11 +16,20 @@ file for the capabilities and security options the node service needs):
    node container's own network namespace), until any of them exits: then stop the others
    and exit non-zero, so `restart: unless-stopped` brings the whole node back. SIGTERM
    stops all three cleanly (the proxy removes its rules).
+
+A node of the HA variant joins instead (`--join-dir`, `--server`): it holds no credential
+from the init step, only the bootstrap token and the CA's hash, and before step 5 it does
+what `picokube join` does (`picokube.join.bootstrap_node`): verify the cluster CA against
+the hash, ask for a client certificate for `system:node:<name>` with the token and write
+its kubeconfig to `--data-dir`, which the kubelet and proxy then use. A certificate already
+there, from the same CA and not about to expire, is kept, so a restarted node does not need
+the token again (as the kubelet keeps its `--kubeconfig` over its bootstrap kubeconfig).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import signal
 import subprocess
 import sys
@@ -28,7 +37,16 @@ import time
 from pathlib import Path
 from types import FrameType
 
+import httpx
+from cryptography import x509
+
+from kube.client.config import KubeconfigError, load_kubeconfig
+from kube.csr import ca_cert_hash
+from picokube.certificate_manager import CertificateError
+from picokube.compose.init import JOIN_HASH_FILE, JOIN_TOKEN_FILE
 from picokube.containerd import ContainerdNode
+from picokube.discovery import DiscoveryError
+from picokube.join import JoinConfig, bootstrap_node
 
 __all__ = ["main"]
 
@@ -88,23 +106,66 @@ def start_containerd(node: ContainerdNode, timeout: float = 60.0) -> subprocess.
     return proc
 
 
+KEEP_CERTIFICATE_FOR = dt.timedelta(hours=1)
+"""A kept client certificate must stay valid at least this long; else the node joins again."""
+
+
+def join_config(a: argparse.Namespace) -> JoinConfig:
+    return JoinConfig(server=a.server, token=(a.join_dir / JOIN_TOKEN_FILE).read_text().strip(),
+                      ca_cert_hash=(a.join_dir / JOIN_HASH_FILE).read_text().strip(), node_name=a.node_name,
+                      runtime="cri", data_dir=a.data_dir, pod_cidr=a.pod_subnet)
+
+
+def has_usable_certificate(config: JoinConfig) -> bool:
+    """The kubeconfig a former join wrote trusts the same CA and its certificate is still good."""
+    try:
+        current = load_kubeconfig(config.kubeconfig)
+    except (OSError, KubeconfigError, ValueError):
+        return False
+    if current.ca_data is None or current.client_cert_data is None or current.server != config.server.rstrip("/"):
+        return False
+    try:
+        if ca_cert_hash(current.ca_data) != config.ca_cert_hash:
+            return False
+        cert = x509.load_pem_x509_certificate(current.client_cert_data)
+    except ValueError:
+        return False
+    return cert.not_valid_after_utc > dt.datetime.now(dt.UTC) + KEEP_CERTIFICATE_FOR
+
+
+def join(a: argparse.Namespace) -> JoinConfig:
+    """The node's credentials: kept from a former join, or obtained with the token now."""
+    config = join_config(a)
+    config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if has_usable_certificate(config):
+        log(f"keeping the client certificate in {config.kubeconfig}")
+    else:
+        bootstrap_node(config)
+    return config
+
+
 LOCAL_VOLUME_DIR = "/var/lib/kubelet/local-volumes"
 """Where this node's local-path PersistentVolumes live (inside the node's container)."""
 
 
-def kubelet_argv(a: argparse.Namespace) -> list[str]:
+def kubelet_argv(a: argparse.Namespace, joined: JoinConfig | None = None) -> list[str]:
+    """The kubelet's flags: credentials from the config volume, or from the join (no serving certificate)."""
     pki = a.config_dir / "pki"
-    return [sys.executable, "-m", "kubelet", "--kubeconfig", str(a.config_dir / f"kubelet-{a.node_name}.kubeconfig"),
+    credentials = (["--kubeconfig", str(joined.kubeconfig), "--client-ca-file", str(joined.ca_file)] if joined else
+                   ["--kubeconfig", str(a.config_dir / f"kubelet-{a.node_name}.kubeconfig"),
+                    "--tls-cert-file", str(pki / f"kubelet-{a.node_name}.crt"),
+                    "--tls-private-key-file", str(pki / f"kubelet-{a.node_name}.key"),
+                    "--client-ca-file", str(pki / "ca.crt")])
+    return [sys.executable, "-m", "kubelet", *credentials,
             "--node-name", a.node_name, "--runtime", "cri", "--container-runtime-endpoint", f"unix://{SOCKET}",
             "--pod-cidr", a.pod_subnet, "--address", a.node_ip, "--port", str(a.kubelet_port),
-            "--tls-cert-file", str(pki / f"kubelet-{a.node_name}.crt"),
-            "--tls-private-key-file", str(pki / f"kubelet-{a.node_name}.key"),
-            "--client-ca-file", str(pki / "ca.crt"), "--cluster-dns", a.cluster_dns,
+            "--cluster-dns", a.cluster_dns,
             "--cluster-domain", a.cluster_domain, "--local-volume-dir", LOCAL_VOLUME_DIR, *a.kubelet_arg]
 
 
-def proxy_argv(a: argparse.Namespace) -> list[str]:
-    return [sys.executable, "-m", "proxy", "--kubeconfig", str(a.config_dir / "kube-proxy.kubeconfig"),
+def proxy_argv(a: argparse.Namespace, joined: JoinConfig | None = None) -> list[str]:
+    kubeconfig = joined.kubeconfig if joined else a.config_dir / "kube-proxy.kubeconfig"
+    return [sys.executable, "-m", "proxy", "--kubeconfig", str(kubeconfig),
             "--hostname-override", a.node_name, "--proxy-mode", "iptables", "--cluster-cidr", a.cluster_cidr,
             *a.proxy_arg]
 
@@ -122,7 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cluster-domain", default="cluster.local")
     p.add_argument("--kubelet-arg", action="append", default=[], help="one more kubelet flag (repeatable)")
     p.add_argument("--proxy-arg", action="append", default=[], help="one more proxy flag (repeatable)")
+    p.add_argument("--join-dir", type=Path, default=None,
+                   help="join with the token and CA hash in this folder instead of the config volume's credentials")
+    p.add_argument("--server", default=None, help="with --join-dir: the API server's URL (the balancer's)")
+    p.add_argument("--data-dir", type=Path, default=Path("/var/lib/picokube-node"),
+                   help="with --join-dir: where the issued certificate is kept")
     a = p.parse_args(argv)
+    if (a.join_dir is None) != (a.server is None):
+        p.error("--join-dir and --server go together")
     stopping = False
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -140,8 +208,17 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, RuntimeError, ValueError) as e:
         log(f"cannot start: {e}")
         return 1
-    kubelet = subprocess.Popen(kubelet_argv(a))
-    proxy = subprocess.Popen(proxy_argv(a))
+    joined = None
+    if a.join_dir is not None:
+        try:
+            joined = join(a)
+        except (OSError, DiscoveryError, CertificateError, httpx.HTTPError) as e:
+            log(f"cannot join: {e}")
+            containerd.terminate()
+            containerd.wait(timeout=10)
+            return 1
+    kubelet = subprocess.Popen(kubelet_argv(a, joined))
+    proxy = subprocess.Popen(proxy_argv(a, joined))
     procs = {"containerd": containerd, "kubelet": kubelet, "proxy": proxy}
     code = 0
     while not stopping:
