@@ -29,8 +29,9 @@ from kube.errors import Conflict, NotFound
 from kube.resources import resource_for_plural
 
 NS = "default"
-PODS = resource_for_plural("", "pods")
-assert PODS is not None
+_PODS = resource_for_plural("", "pods")
+assert _PODS is not None
+PODS = _PODS
 
 
 @pytest_asyncio.fixture
