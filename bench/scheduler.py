@@ -151,7 +151,9 @@ class BoundWatch:
 async def scheduler_run(api: ApiServerHarness, client: RESTClient, opts: argparse.Namespace,
                         metrics_file: Path, log: Path) -> tuple[float, dict[str, Any]]:
     argv = [sys.executable, "-m", "scheduler", "--kubeconfig", str(api.kubeconfig("scheduler")),
-            "--metrics-file", str(metrics_file), "--log-level", "WARNING"]
+            "--metrics-file", str(metrics_file), "--log-level", "WARNING",
+            # SIGSTOP would outlast its lease: a single scheduler needs no election here.
+            "--leader-elect=false"]
     with log.open("wb") as out:
         # A plain Popen: the benchmark stops and resumes it with signals; starting it blocks only briefly.
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)  # noqa: ASYNC220
