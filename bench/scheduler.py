@@ -27,8 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from kube.api import Namespace, Node, Pod
 from kube.client import RESTClient
+from kube.errors import ApiError, ResourceExpired
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.etcd import EtcdProcess
 from kube.testing.eventually import eventually
@@ -119,22 +122,38 @@ class BoundWatch:
         self.started = asyncio.Event()
 
     async def run(self) -> None:
-        listed = await self.client.list(Pod, self.ns)
-        rv = listed.resource_version
+        rv = await self._list()
         self.started.set()
         while True:
-            async for ev in self.client.watch(Pod, self.ns, resource_version=rv):
-                rv = ev.resource_version or rv
-                if ev.object is not None and ev.object.spec.node_name:
-                    self.bound.add(ev.object.metadata.name or "")
-                    if len(self.bound) >= self.want:
-                        self.done.set()
+            try:
+                async for ev in self.client.watch(Pod, self.ns, resource_version=rv):
+                    rv = ev.resource_version or rv
+                    if ev.object is not None and ev.object.spec.node_name:
+                        self._saw_bound(ev.object)
+            except ResourceExpired:
+                rv = await self._list()
+            except (httpx.TransportError, ApiError):
+                continue  # the server ended the stream (a watcher it found too slow): resume from rv
+
+    async def _list(self) -> str | None:
+        listed = await self.client.list(Pod, self.ns)
+        for p in listed.items:
+            if p.spec.node_name:
+                self._saw_bound(p)
+        return listed.resource_version
+
+    def _saw_bound(self, p: Pod) -> None:
+        self.bound.add(p.metadata.name or "")
+        if len(self.bound) >= self.want:
+            self.done.set()
 
 
 async def scheduler_run(api: ApiServerHarness, client: RESTClient, opts: argparse.Namespace,
                         metrics_file: Path, log: Path) -> tuple[float, dict[str, Any]]:
     argv = [sys.executable, "-m", "scheduler", "--kubeconfig", str(api.kubeconfig("scheduler")),
-            "--metrics-file", str(metrics_file), "--log-level", "WARNING"]
+            "--metrics-file", str(metrics_file), "--log-level", "WARNING",
+            # SIGSTOP would outlast its lease: a single scheduler needs no election here.
+            "--leader-elect=false"]
     with log.open("wb") as out:
         # A plain Popen: the benchmark stops and resumes it with signals; starting it blocks only briefly.
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)  # noqa: ASYNC220

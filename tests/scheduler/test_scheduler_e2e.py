@@ -3,6 +3,8 @@ over-commit, unschedulable reporting, and surviving restarts of itself and of th
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
 import uuid
 from collections import Counter
@@ -14,7 +16,7 @@ import pytest_asyncio
 
 from kube.api import Event, Namespace, Node, Pod
 from kube.client import RESTClient
-from kube.errors import NotFound
+from kube.errors import Conflict, NotFound
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually
 from kube.testing.process import Process
@@ -141,6 +143,33 @@ async def test_pods_are_bound_spread_and_never_over_commit(cluster: Cluster, sch
     assert ev.message == f"Successfully assigned {cluster.namespace}/p0 to {placed['p0']}"
     bound_pod = await cluster.client.get(Pod, "p0", cluster.namespace)
     assert bound_pod.spec.node_name == placed["p0"]
+
+
+async def test_failed_bindings_release_their_assumptions_and_never_over_commit(cluster: Cluster,
+                                                                                  scheduler: Process) -> None:
+    """A rival binds some pods behind the scheduler's back, so those of its bindings fail (409):
+    each failed binding must give back what it assumed, or the last pods would find no room."""
+    a = await cluster.add_node("a", pods=4)
+    b = await cluster.add_node("b", pods=4)
+    rival = await cluster.add_node("rival", pods=10, unschedulable=True)  # the scheduler never picks it
+    scheduler.send_signal(signal.SIGSTOP)  # pods and rival bindings land while the scheduler is frozen
+    try:
+        for i in range(11):
+            await cluster.add_pod(f"p{i}")
+        await asyncio.gather(*(cluster.client.bind(namespace=cluster.namespace, name=f"p{i}", node_name=rival)
+                               for i in range(3)))
+    finally:
+        scheduler.send_signal(signal.SIGCONT)
+
+    async def race(name: str) -> None:  # racing the scheduler's own bindings: either side may win
+        try:
+            await cluster.client.bind(namespace=cluster.namespace, name=name, node_name=rival)
+        except Conflict:
+            pass
+    await asyncio.gather(*(race(f"p{i}") for i in range(3, 6)))
+    placed = await eventually(lambda: cluster.bound(11), timeout=60, message="every pod bound")
+    counts = Counter(placed.values())
+    assert counts[a] <= 4 and counts[b] <= 4 and counts[rival] >= 3, counts
 
 
 async def test_best_effort_pods_spread_over_equal_nodes(cluster: Cluster, scheduler: Process) -> None:
