@@ -59,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: --ttl: {e}", file=sys.stderr)
         return 2
+    if seconds < 0:
+        print(f"error: --ttl: {a.ttl} is negative (0 means a token that never expires)", file=sys.stderr)
+        return 2
     ttl = dt.timedelta(seconds=seconds) if seconds else None
     deadline = time.monotonic() + a.timeout
     while True:

@@ -53,14 +53,15 @@ def test_ca_hash_is_sha256_of_the_subject_public_key_info(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("24h", 86400.0), ("1h30m", 5400.0), ("90s", 90.0), ("0", 0.0),
-                                               ("8760h", 8760 * 3600.0)])
+                                               ("8760h", 8760 * 3600.0), ("-1h", -3600.0)])
 def test_go_durations(text: str, seconds: float) -> None:
     assert parse_go_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "24", "1d", "h", "-1h"])
-def test_bad_go_durations(text: str) -> None:
-    with pytest.raises(ValueError, match="invalid duration"):
+@pytest.mark.parametrize(("text", "message"), [("", "invalid duration"), ("24", "missing unit in duration"),
+                                               ("1d", "invalid duration"), ("h", "invalid duration")])
+def test_bad_go_durations(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
         parse_go_duration(text)
 
 

@@ -105,12 +105,13 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--kubelet-client-certificate", f"{tmp_path}/pki/apiserver-kubelet-client.crt",
         "--kubelet-client-key", f"{tmp_path}/pki/apiserver-kubelet-client.key",
         "--service-account-signing-key-file", f"{tmp_path}/pki/sa.key", "--authorization-mode", "Node,RBAC",
-        "--audit-log-path", f"{tmp_path}/logs/audit.log", "--trace-store-file", f"{tmp_path}/traces.jsonl",
+        "--enable-bootstrap-token-auth", "--audit-log-path", f"{tmp_path}/logs/audit.log", "--trace-store-file", f"{tmp_path}/traces.jsonl",
         *TRACING, "--service-cluster-ip-range", "10.96.0.0/12", "--service-node-port-range", "30000-32767",
         "--encryption-provider-config", f"{tmp_path}/encryption-config.yaml")
     assert specs["controller-manager"].argv == (
         sys.executable, "-m", "controllers", "--kubeconfig", f"{tmp_path}/controller-manager.kubeconfig",
-        "--root-ca-file", f"{tmp_path}/pki/ca.crt", "--default-storage-class", "standard", *TRACING)
+        "--root-ca-file", f"{tmp_path}/pki/ca.crt", "--default-storage-class", "standard", *TRACING,
+        "--cluster-signing-cert-file", f"{tmp_path}/pki/ca.crt", "--cluster-signing-key-file", f"{tmp_path}/pki/ca.key")
     assert specs["scheduler"].argv == (
         sys.executable, "-m", "scheduler", "--kubeconfig", f"{tmp_path}/scheduler.kubeconfig", *TRACING)
     assert specs["kubelet-node-2"].argv == (
