@@ -137,8 +137,12 @@ async def test_history_limits_and_last_successful_time(env: tuple[RESTClient, st
         names = [j.metadata.name or "" for j in await owned_jobs(client, cj)]
         return names if names == ["history-2", "history-4"] else None
     await eventually(trimmed, timeout=30, message="only the newest finished Jobs of each kind remain")
-    fresh = await client.get(CronJob, "history", ns)
-    assert fresh.status.last_successful_time == _ts(base + timedelta(minutes=2, seconds=5))
+
+    async def last_success() -> bool | None:
+        fresh = await client.get(CronJob, "history", ns)
+        return fresh.status.last_successful_time == _ts(base + timedelta(minutes=2, seconds=5)) or None
+    # The status write follows the deletions in the same sync; wait for it, do not race it.
+    await eventually(last_success, timeout=20, message="lastSuccessfulTime is the newest completion")
 
     async def deleted_events() -> bool | None:
         events = (await client.list(Event, ns)).items

@@ -282,8 +282,11 @@ async def test_recreate_never_runs_old_and_new_pods_together(cluster: Cluster, c
 
 async def test_sigkill_of_the_controller_manager_mid_rollout_converges(cluster: Cluster, client: RESTClient,
                                                                       tmp_path: Path) -> None:
+    # minReadySeconds holds each step of the rollout open for a while, so it cannot be over
+    # before the controller-manager is killed in it however fast the simulated nodes are.
     await apply(cluster, tmp_path, deployment_yaml(
-        "killed", replicas=10, strategy="  strategy:\n    rollingUpdate: {maxSurge: 2, maxUnavailable: 1}\n"))
+        "killed", replicas=10, strategy="  strategy:\n    rollingUpdate: {maxSurge: 2, maxUnavailable: 1}\n",
+        extra_spec="  minReadySeconds: 2\n"))
     await ok(cluster, "rollout", "status", "deployment/killed", "--timeout=60s")
     most, last_size = [0], [0]
 

@@ -73,7 +73,14 @@ class Family:
     def item_path(self, namespace: str | None, name: str, subresource: str = "") -> str:
         base = "/api/v1" if not self.group else f"/apis/{self.group}/{self.version}"
         scope = f"/namespaces/{namespace}" if self.namespaced and namespace is not None else ""
-        return f"{base}{scope}/{self.plural}/{name}" + (f"/{subresource}" if subresource else "")
+        return f"{base}{scope}/{self.plural}/{control_escaped(name)}" + (f"/{subresource}" if subresource else "")
+
+
+def control_escaped(name: str) -> str:
+    """`name` with control characters percent-encoded: names such as a ClusterRole's may hold
+    them (a path segment name only refuses "/", "%", "." and ".."), and no HTTP client sends
+    them raw; every other character stays as drawn, so "%2e%2e" still reaches the server."""
+    return "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in name)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from tests.apiserver.fuzzing.builder import PATCH_TYPES, FuzzRequest, RequestBuilder
-from tests.apiserver.fuzzing.catalog import Catalog, Family, Operation
+from tests.apiserver.fuzzing.catalog import Catalog, Family, Operation, control_escaped
 
 __all__ = ["draw_operation", "draw_request"]
 
@@ -30,7 +30,7 @@ def draw_operation(catalog: Catalog, rnd: random.Random) -> tuple[Family, Operat
 
 
 def _url(op: Operation, namespace: str | None, name: str | None) -> str:
-    return op.path.replace("{namespace}", namespace or "").replace("{name}", name or "")
+    return op.path.replace("{namespace}", control_escaped(namespace or "")).replace("{name}", control_escaped(name or ""))
 
 
 def draw_request(b: RequestBuilder, family: Family, op: Operation) -> FuzzRequest:

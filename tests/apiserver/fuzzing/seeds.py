@@ -7,8 +7,15 @@ exercised on objects that exist. Only `spec`-level content lives here; metadata 
 
 from __future__ import annotations
 
+import base64
 import copy
+from functools import cache
 from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 __all__ = ["seed_for"]
 
@@ -75,6 +82,15 @@ def _crd(group: str) -> dict[str, Any]:
                                    "schema": {"openAPIV3Schema": schema}}]}}
 
 
+@cache
+def _certificate_request() -> str:
+    """A real PEM certificate request (base64, as the API carries it): a CSR is refused without one."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    csr = x509.CertificateSigningRequestBuilder().subject_name(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fuzz")])).sign(key, hashes.SHA256())
+    return base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode()
+
+
 def seed_for(kind: str, name: str) -> dict[str, Any] | None:
     """A fresh copy of the kind's seed (fields beside `metadata`), or None when it has none.
 
@@ -82,5 +98,8 @@ def seed_for(kind: str, name: str) -> dict[str, Any] | None:
     """
     if kind == "CustomResourceDefinition":
         return _crd(name.split(".", 1)[1]) if "." in name else None
+    if kind == "CertificateSigningRequest":
+        return {"spec": {"request": _certificate_request(), "signerName": "kubernetes.io/kube-apiserver-client",
+                         "usages": ["client auth"], "expirationSeconds": 3600}}
     found = _SEEDS.get(kind)
     return copy.deepcopy(found) if found is not None else None
