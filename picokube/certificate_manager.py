@@ -58,17 +58,22 @@ def request_node_certificate(config: ClientConfig, node: str, *, timeout: float 
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
     with httpx.Client(base_url=config.server, verify=config.ssl_context(), headers=headers, timeout=30) as client:
         resp = client.post(CSRS, json=body)
-        if resp.status_code == 401:
-            raise CertificateError("the API server refused the credential (401 Unauthorized): the bootstrap token "
-                                   "is unknown or has expired")
+        _refuse_unauthorized(resp)
         if resp.status_code != 201:
             raise CertificateError(f"creating the certificate signing request: {resp.status_code} "
                                    f"{_message(resp)}")
         name = resp.json()["metadata"]["name"]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            csr = client.get(f"{CSRS}/{name}").json()
-            status = csr.get("status") or {}
+            resp = client.get(f"{CSRS}/{name}")
+            _refuse_unauthorized(resp)  # a token may expire while its request waits for approval
+            if resp.status_code != 200:
+                if resp.status_code in (429, 500, 502, 503, 504):
+                    time.sleep(0.5)
+                    continue
+                raise CertificateError(f"reading certificate signing request {name}: {resp.status_code} "
+                                       f"{_message(resp)}")
+            status = resp.json().get("status") or {}
             for cond in status.get("conditions") or []:
                 if cond.get("type") in ("Denied", "Failed") and cond.get("status") == "True":
                     raise CertificateError(f"certificate signing request {name} was {cond['type'].lower()}: "
@@ -78,6 +83,12 @@ def request_node_certificate(config: ClientConfig, node: str, *, timeout: float 
             time.sleep(0.5)
     raise CertificateError(f"certificate signing request {name} was not issued within {timeout:.0f}s "
                            f"(approve it with `kubectl certificate approve {name}`)")
+
+
+def _refuse_unauthorized(resp: httpx.Response) -> None:
+    if resp.status_code == 401:
+        raise CertificateError("the API server refused the credential (401 Unauthorized): the bootstrap token "
+                               "is unknown or has expired")
 
 
 def _message(resp: httpx.Response) -> str:

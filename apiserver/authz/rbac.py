@@ -64,7 +64,7 @@ def _subject_matches(subject: Obj, user: UserInfo, binding_ns: str) -> bool:
 
 
 def _applies_to(binding: Obj, user: UserInfo, ns: str) -> bool:
-    return any(_subject_matches(s, user, ns) for s in binding.get("subjects") or [])
+    return any(_subject_matches(s, user, ns) for s in binding.get("subjects") or [] if isinstance(s, dict))
 
 
 def _resource_rule(rule: Obj) -> Obj:

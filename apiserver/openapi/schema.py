@@ -177,7 +177,12 @@ def node_for_gvk(group: str, version: str, kind: str) -> SchemaNode | None:
 
 
 def prune_unknown_fields(obj: Any, node: SchemaNode, path: str = "") -> list[str]:
-    """Remove fields the schema does not declare, in place; return their paths (`spec.foo`)."""
+    """Remove fields the schema does not declare, in place; return their paths (`spec.foo`).
+
+    A declared field sent as null is removed too (not reported): Go decodes it to the zero
+    value, which kube-apiserver then leaves out, so `"labels": null` is stored and answered
+    as no labels, never as a null a client has to expect.
+    """
     unknown: list[str] = []
     if not node.known:
         return unknown
@@ -188,6 +193,8 @@ def prune_unknown_fields(obj: Any, node: SchemaNode, path: str = "") -> list[str
             if key not in props:
                 unknown.append(child_path)
                 del obj[key]
+            elif obj[key] is None:
+                del obj[key]
             else:
                 unknown += prune_unknown_fields(obj[key], node.field(key), child_path)
     elif isinstance(obj, dict) and isinstance(node.schema.get("additionalProperties"), dict):
@@ -196,6 +203,10 @@ def prune_unknown_fields(obj: Any, node: SchemaNode, path: str = "") -> list[str
     elif isinstance(obj, list) and node.type == "array":
         item = node.items()
         for i, value in enumerate(obj):
+            if value is None and item.known and item.type == "object":
+                # Go decodes a null list item into the zero struct, which validation then
+                # judges (`subjects: [null]` is a subject without a kind: 422, never stored).
+                obj[i] = value = {}
             unknown += prune_unknown_fields(value, item, f"{path}[{i}]")
     return unknown
 

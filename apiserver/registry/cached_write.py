@@ -101,6 +101,7 @@ async def write_from_cache(store: RegistryStore, namespace: str | None, name: st
             except serr.TransformFailed as e:
                 raise unreadable(e) from e
             new["metadata"]["resourceVersion"] = str(revision)
+            store.record_write(namespace, name, revision)
             return new
     raise store.conflict(name)
 

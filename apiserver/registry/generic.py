@@ -368,7 +368,7 @@ class RegistryStore:
             return obj
         await txn.commit()
         meta["resourceVersion"] = str(rev)
-        self._record_write(namespace, str(meta["name"]), rev)
+        self.record_write(namespace, str(meta["name"]), rev)
         return obj
 
     async def _store_new(self, namespace: str | None, obj: Obj, meta: Obj, *, manager: str | None,
@@ -407,7 +407,7 @@ class RegistryStore:
     async def after_remove(self, obj: Obj) -> None:
         """The object is gone from storage: give back what it held."""
 
-    def _record_write(self, namespace: str | None, name: str, revision: int) -> None:
+    def record_write(self, namespace: str | None, name: str, revision: int) -> None:
         """Name the object and its new resourceVersion on the write's span (when traced)."""
         span = trace.get_current_span()
         if span.is_recording():
@@ -509,7 +509,7 @@ class RegistryStore:
             await (txn.revert() if dry_run else txn.commit())
         obj = result["obj"]
         obj["metadata"]["resourceVersion"] = str(kv.mod_revision)
-        self._record_write(namespace, name, kv.mod_revision)
+        self.record_write(namespace, name, kv.mod_revision)
         if not dry_run and self._ready_to_remove(obj):
             await self._remove(key, kv.mod_revision, obj)
         return obj

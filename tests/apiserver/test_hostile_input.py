@@ -274,6 +274,21 @@ def test_node_with_empty_taint_is_422_and_not_stored(c: httpx.Client) -> None:
     absent(c, "/api/v1/nodes/tainted")
 
 
+def test_null_list_items_are_judged_as_empty_objects_and_null_fields_are_dropped(c: httpx.Client, ns: str) -> None:
+    """As Go decodes them: a null item is the zero struct (so 422 here), a null field is absent."""
+    binding = {"metadata": {"name": "nulls"}, "subjects": [None],
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}}
+    resp = c.post(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings", json=binding)
+    assert status(resp, 422, "Invalid") == ('RoleBinding "nulls" is invalid: [subjects[0].kind: Required value, '
+                                            'subjects[0].name: Required value]')
+    absent(c, f"/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings/nulls")
+    created = c.post(f"/api/v1/namespaces/{ns}/configmaps",
+                     json={"metadata": {"name": "nulls", "labels": None, "annotations": None}, "data": None})
+    assert created.status_code == 201, created.text
+    stored = c.get(f"/api/v1/namespaces/{ns}/configmaps/nulls").json()
+    assert "data" not in stored and "labels" not in stored["metadata"]
+
+
 def _merge(c: httpx.Client, url: str, patch: dict[str, Any]) -> httpx.Response:
     return c.patch(url, json=patch, headers={"content-type": "application/merge-patch+json"})
 

@@ -333,8 +333,14 @@ def test_pods_survive_a_containerd_restart(cluster: Cluster, ns: str) -> None:
                      "still Running")
     b, a = before["status"]["containerStatuses"][0], after["status"]["containerStatuses"][0]
     assert (a["containerID"], a["restartCount"]) == (b["containerID"], 0)
-    with urllib.request.urlopen(f"http://{after['status']['podIP']}:8080/", timeout=5) as r:
-        assert r.read() == b"hello from picokube\n"
+
+    def serves() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://{after['status']['podIP']}:8080/", timeout=5) as r:
+                return bool(r.read() == b"hello from picokube\n")
+        except OSError:
+            return False
+    eventually_sync(serves, timeout=20, message="the pod still answers on its IP")
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

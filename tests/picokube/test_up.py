@@ -105,7 +105,8 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         "--kubelet-client-certificate", f"{tmp_path}/pki/apiserver-kubelet-client.crt",
         "--kubelet-client-key", f"{tmp_path}/pki/apiserver-kubelet-client.key",
         "--service-account-signing-key-file", f"{tmp_path}/pki/sa.key", "--authorization-mode", "Node,RBAC",
-        "--enable-bootstrap-token-auth", "--audit-log-path", f"{tmp_path}/logs/audit.log", "--trace-store-file", f"{tmp_path}/traces.jsonl",
+        "--enable-bootstrap-token-auth", "--audit-log-path", f"{tmp_path}/logs/audit.log",
+        "--trace-store-file", f"{tmp_path}/traces.jsonl",
         *TRACING, "--service-cluster-ip-range", "10.96.0.0/12", "--service-node-port-range", "30000-32767",
         "--encryption-provider-config", f"{tmp_path}/encryption-config.yaml")
     assert specs["controller-manager"].argv == (

@@ -30,7 +30,8 @@ def draw_operation(catalog: Catalog, rnd: random.Random) -> tuple[Family, Operat
 
 
 def _url(op: Operation, namespace: str | None, name: str | None) -> str:
-    return op.path.replace("{namespace}", control_escaped(namespace or "")).replace("{name}", control_escaped(name or ""))
+    path = op.path.replace("{namespace}", control_escaped(namespace or ""))
+    return path.replace("{name}", control_escaped(name or ""))
 
 
 def draw_request(b: RequestBuilder, family: Family, op: Operation) -> FuzzRequest:
@@ -84,7 +85,8 @@ def _update(b: RequestBuilder, req: FuzzRequest) -> None:
     if live is None or b.rnd.random() < 0.1:
         live = b.new_object(op, req.family, req.namespace, req.name)
     elif b.rnd.random() < 0.3:
-        live.setdefault("metadata", {}).setdefault("labels", {})["fuzz"] = str(b.rnd.getrandbits(16))
+        meta = live.setdefault("metadata", {})
+        meta["labels"] = {**(meta.get("labels") or {}), "fuzz": str(b.rnd.getrandbits(16))}
     b.encode(b.maybe_mutate(live, 0.6), req)
     b.query(op, req, 0.15)
 
