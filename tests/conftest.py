@@ -53,6 +53,8 @@ def api(etcd_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 # `pytest -n N` (pytest-xdist, `--dist loadgroup` from pyproject) hands out whole files, so a
 # module's cluster fixture starts once; the files that run real containers share fixed bridge
 # names and one containerd per node, so they all go to the same worker, one after another.
+# The default run (README, CI) is one process: on two cores a second worker gains little, and
+# real-container tests that check pod networking failed while another worker ran clusters.
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         name = item.path.name
