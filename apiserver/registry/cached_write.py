@@ -69,7 +69,7 @@ async def write_from_cache(store: RegistryStore, namespace: str | None, name: st
     async with contextlib.AsyncExitStack() as held:
         for _ in range(MAX_ATTEMPTS):
             if old is None:
-                old = await _read(store, key, name)
+                old = await store.get(namespace, name)
             try:
                 new = mutate(writable_copy(old, "spec", "status"))
             except ApiError:
@@ -105,14 +105,3 @@ async def write_from_cache(store: RegistryStore, namespace: str | None, name: st
             return new
     raise store.conflict(name)
 
-
-async def _read(store: RegistryStore, key: str, name: str) -> Obj:
-    try:
-        kv = await store.storage.get(key)
-    except serr.KeyNotFound:
-        raise store.not_found(name) from None
-    except serr.Unavailable as e:
-        raise ServiceUnavailable(str(e)) from e
-    except serr.TransformFailed as e:
-        raise unreadable(e) from e
-    return store.decode(kv.value, kv.mod_revision)
