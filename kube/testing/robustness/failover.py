@@ -39,7 +39,7 @@ from kube.client.config import load_kubeconfig
 from kube.client.rest import RESTClient
 from kube.testing.robustness.etcd_gateway import cluster_gateway
 from kube.testing.robustness.history import ObservedEvent
-from kube.testing.robustness.recorders import TRANSIENT, Writer, resource, summarize
+from kube.testing.robustness.recorders import TRANSIENT, Writer, resource, summarize, until_no_problems
 from kube.testing.robustness.state_checks import check_writes
 from kube.testing.robustness.workload import check_converged, deployment_manifest
 
@@ -121,19 +121,6 @@ def _cm_identities(data_dir: Path) -> dict[str, str]:
     return found
 
 
-async def _until(check: Callable[[], Coroutine[Any, Any, list[str]]], timeout: float) -> list[str]:
-    deadline, problems = time.monotonic() + timeout, ["never checked"]
-    while time.monotonic() < deadline:
-        try:
-            problems = await check()
-        except TRANSIENT as e:
-            problems = [f"could not check: {e!r}"]
-        if not problems:
-            return []
-        await asyncio.sleep(0.5)
-    return problems
-
-
 class _Failover:
     def __init__(self, data_dir: Path, client: RESTClient, *, hold: float, log: Callable[[str], None]) -> None:
         self.data_dir, self.client, self.hold, self.log = data_dir, client, hold, log
@@ -162,7 +149,8 @@ class _Failover:
                 if time.monotonic() - start > timeout:
                     raise
                 await asyncio.sleep(0.5)
-        problems = await _until(self.converged, max(1.0, timeout - (time.monotonic() - start)))
+        problems = await until_no_problems(self.converged, max(1.0, timeout - (time.monotonic() - start)),
+                                          interval=0.5)
         if problems:
             self.report.violations.append(f"rollout {self.rollouts} did not complete in {timeout:.0f}s: {problems}")
         return time.monotonic() - start
@@ -210,7 +198,7 @@ class _Failover:
                     self.stopped.append(pids[t])
             figures.rollout_seconds = await self.roll(replicas, timeout=150)
             if takeover:
-                problems = await _until(self._leader_changed(figures.cm_leader_before), 60)
+                problems = await until_no_problems(self._leader_changed(figures.cm_leader_before), 60, interval=0.5)
                 self.report.violations += [f"round {name}: {p}" for p in problems]
             if sig == signal.SIGSTOP:
                 await asyncio.sleep(max(0.0, self.hold - (time.monotonic() - start)))
@@ -223,7 +211,8 @@ class _Failover:
                  f"gone; {figures.writes_acknowledged} of {figures.writes_attempted} writes acknowledged; "
                  f"controller-manager leader {figures.cm_leader_before} -> {figures.cm_leader_after}")
         self.report.rounds.append(figures)
-        problems = await _until(self._all_alive(), 90)  # killed members are back before the next round
+        # Killed members are back before the next round.
+        problems = await until_no_problems(self._all_alive(), 90, interval=0.5)
         self.report.violations += [f"after round {name}: {p}" for p in problems]
 
     def _leader_changed(self, before: str) -> Callable[[], Coroutine[Any, Any, list[str]]]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import httpx
@@ -195,3 +197,18 @@ class Lister:
             except (Compacted, *TRANSIENT):
                 pass
             await asyncio.sleep(0.5)
+
+
+async def until_no_problems(check: Callable[[], Coroutine[Any, Any, list[str]]], timeout: float, *,
+                            interval: float = 1.0) -> list[str]:
+    """Poll `check` (its problems) until it reports none; its last problems at the deadline."""
+    deadline, problems = time.monotonic() + timeout, ["never checked"]
+    while time.monotonic() < deadline:
+        try:
+            problems = await check()
+        except TRANSIENT as e:
+            problems = [f"could not check: {e!r}"]
+        if not problems:
+            return []
+        await asyncio.sleep(interval)
+    return problems

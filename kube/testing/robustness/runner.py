@@ -15,8 +15,7 @@ import functools
 import json
 import random
 import sys
-import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from kube.errors import ResourceExpired
 from kube.testing.robustness.etcd_gateway import EtcdGateway, cluster_gateway
 from kube.testing.robustness.faults import Faults
 from kube.testing.robustness.history import ObservedEvent
-from kube.testing.robustness.recorders import TRANSIENT, Lister, Watcher, Writer, resource, summarize
+from kube.testing.robustness.recorders import Lister, Watcher, Writer, resource, summarize, until_no_problems
 from kube.testing.robustness.state_checks import (
     check_cache_consistent,
     check_lists_not_stale,
@@ -84,20 +83,6 @@ async def _status(data_dir: Path) -> dict[str, Any]:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     out, _ = await proc.communicate()
     return dict(json.loads(out))
-
-
-async def _until(check: Callable[[], Coroutine[Any, Any, list[str]]], timeout: float) -> list[str]:
-    """Poll `check` (its problems) until it reports none; its last problems at the deadline."""
-    deadline, problems = time.monotonic() + timeout, ["never checked"]
-    while time.monotonic() < deadline:
-        try:
-            problems = await check()
-        except TRANSIENT as e:
-            problems = [f"could not check: {e!r}"]
-        if not problems:
-            return []
-        await asyncio.sleep(1.0)
-    return problems
 
 
 async def run_once(config: RunConfig, *, log: Callable[[str], None] = print) -> RunReport:
@@ -158,7 +143,7 @@ class _Run:
                     t.cancel()
             self.report.faults = [str(f) for f in faults.injected]
             self.log("\n".join(self.report.faults))
-            self.report.violations += [f"not converged: {p}" for p in await _until(self._converged,
+            self.report.violations += [f"not converged: {p}" for p in await until_no_problems(self._converged,
                                                                                    self.config.settle_timeout)]
             final_rev["cm"] = max([start, *(rev for _, rev, _ in (await self.gateway.range(cm_prefix))[1])])
             final_rev["pods"] = max([start, *(rev for _, rev, _ in (await self.gateway.range(pod_prefix))[1])])
@@ -166,7 +151,7 @@ class _Run:
             await asyncio.wait_for(asyncio.gather(*refs), 60)
             for w in [*watchers, pod_watcher]:
                 want = final_rev["pods" if w is pod_watcher else "cm"]
-                self.report.violations += await _until(functools.partial(self._caught_up, w, want), 60)
+                self.report.violations += await until_no_problems(functools.partial(self._caught_up, w, want), 60)
             for t in watch_tasks:
                 t.cancel()
         await self._check(start=start, cm_ref=cm_ref, pod_ref=pod_ref, final_cm=final_rev["cm"], watchers=watchers,
