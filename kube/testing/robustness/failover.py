@@ -6,20 +6,22 @@ writes ConfigMaps through the balancer, and each round takes members away:
 
 1. `kill`: SIGKILL the etcd leader and one API server (the supervisor restarts both);
 2. `stop`: SIGSTOP the (new) etcd leader, the other API server and the leading
-   controller-manager, held `hold` seconds, then SIGCONT; the standby controller-manager
-   must take the Lease over;
-3. `stop-follower`: SIGSTOP an etcd follower and the first API server, held likewise.
+   controller-manager, then SIGCONT; the standby controller-manager must take the Lease over;
+3. `stop-follower`: SIGSTOP an etcd follower and the first API server.
 
 In each round a rollout and a scale are asked for at once, and the round records how long
-until the Deployment has converged (`check_converged`) with the members still gone, and
-how many writes were acknowledged meanwhile. Before the rounds the same rollout on the
-whole cluster gives the floor. At the end every acknowledged write must be stored
-(`check_writes` against etcd's own history). Stopped processes always get SIGCONT, also when the run fails.
+until the Deployment has converged (`check_converged`) with the members still gone, how
+many writes were acknowledged meanwhile and the longest stretch without one. A round lasts
+at least `hold` seconds from the fault, so each one measures the writes of the same span.
+Before the rounds the same rollout on the whole cluster gives the floor. At the end every
+acknowledged write must be stored (`check_writes` against etcd's own history). Stopped
+processes always get SIGCONT, also when the run fails.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -38,7 +40,7 @@ import httpx
 from kube.client.config import load_kubeconfig
 from kube.client.rest import RESTClient
 from kube.testing.robustness.etcd_gateway import cluster_gateway
-from kube.testing.robustness.history import ObservedEvent
+from kube.testing.robustness.history import ObservedEvent, Write
 from kube.testing.robustness.recorders import TRANSIENT, Writer, resource, summarize, until_no_problems
 from kube.testing.robustness.state_checks import check_writes
 from kube.testing.robustness.workload import check_converged, deployment_manifest
@@ -56,6 +58,7 @@ class RoundFigures:
     rollout_seconds: float = 0.0
     writes_acknowledged: int = 0
     writes_attempted: int = 0
+    longest_write_gap_seconds: float = 0.0
     cm_leader_before: str = ""
     cm_leader_after: str = ""
 
@@ -71,6 +74,7 @@ class FailoverReport:
         return {"floor_rollout_seconds": round(self.floor_rollout_seconds, 2),
                 "rounds": [{"name": r.name, "stopped": r.stopped, "rollout_seconds": round(r.rollout_seconds, 2),
                             "writes_acknowledged": r.writes_acknowledged, "writes_attempted": r.writes_attempted,
+                            "longest_write_gap_seconds": round(r.longest_write_gap_seconds, 2),
                             "controller_manager_leader": [r.cm_leader_before, r.cm_leader_after]}
                            for r in self.rounds],
                 "writes_acknowledged": self.writes_acknowledged, "violations": self.violations}
@@ -200,15 +204,17 @@ class _Failover:
             if takeover:
                 problems = await until_no_problems(self._leader_changed(figures.cm_leader_before), 60, interval=0.5)
                 self.report.violations += [f"round {name}: {p}" for p in problems]
-            if sig == signal.SIGSTOP:
-                await asyncio.sleep(max(0.0, self.hold - (time.monotonic() - start)))
+            await asyncio.sleep(max(0.0, self.hold - (time.monotonic() - start)))
         finally:
             self.resume()
+        end = time.monotonic()
         figures.cm_leader_after = await self.cm_leader()
         figures.writes_attempted = len(writer.writes) - before[0]
         figures.writes_acknowledged = sum(w.acknowledged for w in writer.writes) - before[1]
+        figures.longest_write_gap_seconds = longest_gap(writer.writes[before[0]:], start, end)
         self.log(f"round {name}: rollout completed in {figures.rollout_seconds:.1f}s with {', '.join(targets)} "
-                 f"gone; {figures.writes_acknowledged} of {figures.writes_attempted} writes acknowledged; "
+                 f"gone; {figures.writes_acknowledged} of {figures.writes_attempted} writes acknowledged, "
+                 f"at most {figures.longest_write_gap_seconds:.1f}s without one; "
                  f"controller-manager leader {figures.cm_leader_before} -> {figures.cm_leader_after}")
         self.report.rounds.append(figures)
         # Killed members are back before the next round.
@@ -235,6 +241,12 @@ class _Failover:
             except ProcessLookupError:
                 pass
         self.stopped.clear()
+
+
+def longest_gap(writes: list[Write], start: float, end: float) -> float:
+    """The longest stretch of [start, end] in which no write was acknowledged."""
+    times = [start, *sorted(w.answered for w in writes if w.acknowledged and start <= w.answered <= end), end]
+    return max(b - a for a, b in itertools.pairwise(times))
 
 
 async def run_failover(data_dir: Path, *, hold: float = 20.0, seed: int = 25,

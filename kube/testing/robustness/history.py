@@ -72,13 +72,15 @@ class Write:
     """One write the load attempted: `revision` is the answer's resourceVersion, 0 when unacknowledged.
 
     An unacknowledged write (timeout, dropped connection, 5xx) may or may not have happened;
-    the durability check allows it either way. `seq` orders the writes of one key.
+    the durability check allows it either way. `seq` orders the writes of one key; `answered`
+    is the monotonic time the attempt ended, so a run can say how long writes stalled.
     """
 
     key: str
     value: str
     seq: int
     revision: int = 0
+    answered: float = 0.0
 
     @property
     def acknowledged(self) -> bool:

@@ -150,20 +150,20 @@ class Writer:
                 body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"v": value}}
                 answer = await self.client.create_raw(self.info, body, self.namespace)
             self._exists.add(name)
-            self.writes.append(Write(key, value, seq, int(answer["metadata"]["resourceVersion"])))
+            self.writes.append(Write(key, value, seq, int(answer["metadata"]["resourceVersion"]), time.monotonic()))
         except AlreadyExists:
             self._exists.add(name)
         except NotFound:
             self._exists.discard(name)
         except ApiError as e:
             if e.code >= 500 or e.code == 429:
-                self.writes.append(Write(key, value, seq))
+                self.writes.append(Write(key, value, seq, answered=time.monotonic()))
         except (httpx.HTTPError, OSError, ValueError):
-            self.writes.append(Write(key, value, seq))
+            self.writes.append(Write(key, value, seq, answered=time.monotonic()))
             await asyncio.sleep(0.2)
         except asyncio.CancelledError:
             # Stopped with the request in flight: the server may still apply it.
-            self.writes.append(Write(key, value, seq))
+            self.writes.append(Write(key, value, seq, answered=time.monotonic()))
             raise
 
 
