@@ -5,6 +5,11 @@ Mirrors kube-apiserver's Cacher / watchCache. For one resource it keeps
 - a bounded window of recent events, each serialized to its JSON line once and shared by
   every watcher that receives it (per event type, since a selector transition turns a
   MODIFIED into an ADDED or DELETED for some watchers).
+The window keeps each past version as the bytes etcd stored, not decoded: a decoded object
+costs several times its JSON, and the window holds many superseded versions of each
+object. An event is decoded while it is dispatched live and again only when a watch
+resumes from inside the window. The window is bounded both in events (`window`) and in
+the stored bytes it holds (`window_bytes`), whichever is reached first.
 Each watcher has a bounded queue; a watcher that falls that far behind is terminated (its
 stream ends and the client resumes from its last resourceVersion) instead of slowing the
 others or growing memory. A watch from a revision older than the window gets 410 Expired,
@@ -22,7 +27,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from apiserver.registry.watch_event import WatchEvent, encode_event
@@ -42,21 +47,49 @@ Objects = list[Obj]
 Events = list[WatchEvent]
 
 
-@dataclass
 class CachedEvent:
-    revision: int
-    type: str              # ADDED / MODIFIED / DELETED as stored
-    key: str
-    obj: Obj
-    prev: Obj | None
-    fanout: FanOut | None = None
-    _lines: dict[str, bytes] = field(default_factory=dict)
+    """One change in the window: the stored bytes of the object and of its previous version.
 
-    def line(self, type_: str) -> bytes:
-        """The event's NDJSON line for `type_`, serialized once per type."""
+    `obj` and `prev` are the decoded versions; they are held while the change is dispatched
+    (`release` drops them) and decoded again on demand after that. `prev_value` is the same
+    bytes object as the previous event's `value`, so it costs nothing to keep.
+    """
+
+    __slots__ = ("_lines", "_obj", "_prev", "decode", "fanout", "key", "prev_value", "revision", "type", "value")
+
+    def __init__(self, revision: int, type_: str, key: str, value: bytes, prev_value: bytes | None,
+                 decode: Callable[[bytes, int], Obj], obj: Obj, prev: Obj | None,
+                 fanout: FanOut | None = None) -> None:
+        self.revision, self.type, self.key = revision, type_, key
+        self.value, self.prev_value, self.decode = value, prev_value, decode
+        self._obj: Obj | None = obj
+        self._prev: Obj | None = prev
+        self.fanout = fanout
+        self._lines: dict[str, bytes] = {}
+
+    @property
+    def obj(self) -> Obj:
+        return self._obj if self._obj is not None else self.decode(self.value, self.revision)
+
+    @property
+    def prev(self) -> Obj | None:
+        if self._prev is not None or self.prev_value is None:
+            return self._prev
+        return self.decode(self.prev_value, 0)
+
+    def release(self) -> None:
+        """Drop the decoded versions once every live watcher has its copy."""
+        self._obj = self._prev = None
+
+    def size(self) -> int:
+        """The bytes this event holds for the window's budget (the previous value is shared)."""
+        return len(self.value)
+
+    def line(self, type_: str, obj: Obj) -> bytes:
+        """The event's NDJSON line for `type_` (`obj` is this event's object), serialized once per type."""
         cached = self._lines.get(type_)
         if cached is None:
-            cached = self._lines[type_] = encode_event(type_, self.obj)
+            cached = self._lines[type_] = encode_event(type_, obj)
         return cached
 
 
@@ -70,23 +103,25 @@ class CacheWatcher:
     queue: asyncio.Queue[WatchEvent | None]
     terminated: bool = False
 
-    def classify(self, ev: CachedEvent) -> str | None:
-        """The event type this watcher sees for `ev` (selector transitions included), or None."""
+    def classify(self, ev: CachedEvent) -> WatchEvent | None:
+        """The event as this watcher sees it (selector transitions included), or None."""
         if ev.revision <= self.after_revision or not ev.key.startswith(self.prefix):
             return None
-        now = self.matches(ev.obj)
+        obj = ev.obj
+        now = self.matches(obj)
         if ev.type == "DELETED":
-            return "DELETED" if now else None
-        before = ev.prev is not None and ev.type == "MODIFIED" and self.matches(ev.prev)
-        return ("MODIFIED" if before else "ADDED") if now else ("DELETED" if before else None)
+            return WatchEvent("DELETED", obj, ev) if now else None
+        before = ev.type == "MODIFIED" and (prev := ev.prev) is not None and self.matches(prev)
+        type_ = ("MODIFIED" if before else "ADDED") if now else ("DELETED" if before else None)
+        return None if type_ is None else WatchEvent(type_, obj, ev)
 
     def offer(self, ev: CachedEvent) -> bool:
         """Queue `ev` if it concerns this watcher; False when the watcher must be cut off."""
-        type_ = self.classify(ev)
-        if type_ is None:
+        seen = self.classify(ev)
+        if seen is None:
             return True
         try:
-            self.queue.put_nowait(WatchEvent(type_, ev.obj, ev))
+            self.queue.put_nowait(seen)
         except asyncio.QueueFull:
             return False
         if ev.fanout is not None:
@@ -116,11 +151,13 @@ def _fanout_of(obj: Obj, prev: Obj | None, revision: int) -> FanOut | None:
 
 class WatchCache:
     def __init__(self, storage: Storage, prefix: str, decode: Callable[[bytes, int], Obj], *,
-                 window: int = 10_000, watcher_buffer: int = 1_000) -> None:
+                 window: int = 10_000, window_bytes: int = 32 << 20, watcher_buffer: int = 1_000) -> None:
         self.storage, self.prefix, self.decode = storage, prefix, decode
-        self.window, self.watcher_buffer = window, watcher_buffer
+        self.window, self.window_bytes, self.watcher_buffer = window, window_bytes, watcher_buffer
         self.objects: dict[str, Obj] = {}
-        self.events: deque[CachedEvent] = deque(maxlen=window)
+        self.values: dict[str, bytes] = {}  # the stored bytes of each current object: the next event's prev_value
+        self.events: deque[CachedEvent] = deque()
+        self._event_bytes = 0
         self.revision = 0
         self.oldest_revision = 0  # watches from revisions >= this can be served from the window
         self.watchers: set[CacheWatcher] = set()
@@ -174,8 +211,10 @@ class WatchCache:
                              extra={"key": key, "error": e.reason})
             res = e.partial
         self.objects = {kv.key: self.decode(kv.value, kv.mod_revision) for kv in res.items}
+        self.values = {kv.key: kv.value for kv in res.items}
         self.revision = self.oldest_revision = res.revision
         self.events.clear()
+        self._event_bytes = 0
         for w in list(self.watchers):
             w.terminate()
         self.watchers.clear()
@@ -210,23 +249,35 @@ class WatchCache:
             return
         obj = self.decode(ev.value, ev.revision)
         prev = self.objects.get(ev.key)
+        prev_value = self.values.get(ev.key)
         if ev.type == "DELETED":
             self.objects.pop(ev.key, None)
+            self.values.pop(ev.key, None)
         else:
             self.objects[ev.key] = obj
-        cached = CachedEvent(ev.revision, ev.type, ev.key, obj, prev, _fanout_of(obj, prev, ev.revision))
-        if len(self.events) == self.events.maxlen:
-            self.oldest_revision = self.events[0].revision
-        self.events.append(cached)
+            self.values[ev.key] = ev.value
+        cached = CachedEvent(ev.revision, ev.type, ev.key, ev.value, prev_value, self.decode, obj, prev,
+                             _fanout_of(obj, prev, ev.revision))
+        self._append(cached)
         self.revision = ev.revision
         self._moved_on()
         slow = [w for w in self.watchers if not w.offer(cached)]
+        cached.release()
         if cached.fanout is not None:
             self.fanouts.track(cached.fanout)
         for w in slow:
             logger.info("Terminating a watcher that cannot keep up", extra={"prefix": w.prefix})
             w.terminate()
             self.watchers.discard(w)
+
+    def _append(self, cached: CachedEvent) -> None:
+        """Add to the window, first dropping the oldest events past either bound."""
+        self._event_bytes += cached.size()
+        while self.events and (len(self.events) >= self.window or self._event_bytes > self.window_bytes):
+            dropped = self.events.popleft()
+            self._event_bytes -= dropped.size()
+            self.oldest_revision = dropped.revision
+        self.events.append(cached)
 
     def get(self, key: str) -> Obj | None:
         """The current object under `key` (the cache's own: do not change it), or None."""
@@ -261,9 +312,9 @@ class WatchCache:
         watcher = CacheWatcher(prefix, matches, after, queue)
         backlog = []
         for ev in self.events:
-            type_ = watcher.classify(ev)
-            if type_ is not None:
-                backlog.append(WatchEvent(type_, ev.obj, ev))
+            seen = watcher.classify(ev)
+            if seen is not None:
+                backlog.append(seen)
         self.watchers.add(watcher)
         return watcher, initial, backlog
 

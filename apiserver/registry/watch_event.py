@@ -36,7 +36,7 @@ class WatchEvent:
     def line(self) -> bytes:
         """The event as one NDJSON line; shared with other watchers when it came from the cache."""
         if self._shared is not None:
-            return self._shared.line(self.type)
+            return self._shared.line(self.type, self.object)
         if self._line is None:
             self._line = encode_event(self.type, self.object)
         return self._line
