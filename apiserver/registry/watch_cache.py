@@ -2,9 +2,10 @@
 
 Mirrors kube-apiserver's Cacher / watchCache. For one resource it keeps
 - the current objects (so lists at resourceVersion=0 are answered without etcd), and
-- a bounded window of recent events, each serialized to its JSON line once and shared by
-  every watcher that receives it (per event type, since a selector transition turns a
-  MODIFIED into an ADDED or DELETED for some watchers).
+- a bounded window of recent events. A change is serialized to its JSON line once and
+  shared by every watcher it is dispatched to (per event type, since a selector transition
+  turns a MODIFIED into an ADDED or DELETED for some watchers); the line is not kept in
+  the window.
 The window keeps each past version as the bytes etcd stored, not decoded: a decoded object
 costs several times its JSON, and the window holds many superseded versions of each
 object. An event is decoded while it is dispatched live and again only when a watch
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from apiserver.registry.watch_event import WatchEvent, encode_event
+from apiserver.registry.watch_event import SharedEncoding, WatchEvent
 from apiserver.registry.watch_fanout import FanOut, FanOuts
 from apiserver.storage import errors as serr
 from apiserver.storage.interface import Storage
@@ -55,7 +56,7 @@ class CachedEvent:
     bytes object as the previous event's `value`, so it costs nothing to keep.
     """
 
-    __slots__ = ("_lines", "_obj", "_prev", "decode", "fanout", "key", "prev_value", "revision", "type", "value")
+    __slots__ = ("_obj", "_prev", "decode", "fanout", "key", "prev_value", "revision", "type", "value")
 
     def __init__(self, revision: int, type_: str, key: str, value: bytes, prev_value: bytes | None,
                  decode: Callable[[bytes, int], Obj], obj: Obj, prev: Obj | None,
@@ -65,7 +66,6 @@ class CachedEvent:
         self._obj: Obj | None = obj
         self._prev: Obj | None = prev
         self.fanout = fanout
-        self._lines: dict[str, bytes] = {}
 
     @property
     def obj(self) -> Obj:
@@ -85,13 +85,6 @@ class CachedEvent:
         """The bytes this event holds for the window's budget (the previous value is shared)."""
         return len(self.value)
 
-    def line(self, type_: str, obj: Obj) -> bytes:
-        """The event's NDJSON line for `type_` (`obj` is this event's object), serialized once per type."""
-        cached = self._lines.get(type_)
-        if cached is None:
-            cached = self._lines[type_] = encode_event(type_, obj)
-        return cached
-
 
 @dataclass(eq=False)
 class CacheWatcher:
@@ -103,21 +96,21 @@ class CacheWatcher:
     queue: asyncio.Queue[WatchEvent | None]
     terminated: bool = False
 
-    def classify(self, ev: CachedEvent) -> WatchEvent | None:
+    def classify(self, ev: CachedEvent, shared: SharedEncoding) -> WatchEvent | None:
         """The event as this watcher sees it (selector transitions included), or None."""
         if ev.revision <= self.after_revision or not ev.key.startswith(self.prefix):
             return None
         obj = ev.obj
         now = self.matches(obj)
         if ev.type == "DELETED":
-            return WatchEvent("DELETED", obj, ev) if now else None
+            return WatchEvent("DELETED", obj, shared) if now else None
         before = ev.type == "MODIFIED" and (prev := ev.prev) is not None and self.matches(prev)
         type_ = ("MODIFIED" if before else "ADDED") if now else ("DELETED" if before else None)
-        return None if type_ is None else WatchEvent(type_, obj, ev)
+        return None if type_ is None else WatchEvent(type_, obj, shared)
 
-    def offer(self, ev: CachedEvent) -> bool:
+    def offer(self, ev: CachedEvent, shared: SharedEncoding) -> bool:
         """Queue `ev` if it concerns this watcher; False when the watcher must be cut off."""
-        seen = self.classify(ev)
+        seen = self.classify(ev, shared)
         if seen is None:
             return True
         try:
@@ -261,7 +254,8 @@ class WatchCache:
         self._append(cached)
         self.revision = ev.revision
         self._moved_on()
-        slow = [w for w in self.watchers if not w.offer(cached)]
+        shared = SharedEncoding(cached.fanout)
+        slow = [w for w in self.watchers if not w.offer(cached, shared)]
         cached.release()
         if cached.fanout is not None:
             self.fanouts.track(cached.fanout)
@@ -312,7 +306,7 @@ class WatchCache:
         watcher = CacheWatcher(prefix, matches, after, queue)
         backlog = []
         for ev in self.events:
-            seen = watcher.classify(ev)
+            seen = watcher.classify(ev, SharedEncoding(ev.fanout))
             if seen is not None:
                 backlog.append(seen)
         self.watchers.add(watcher)
