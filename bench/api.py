@@ -5,8 +5,12 @@
 - create latency p50/p99 through the API;
 - LIST latency with 1k and 10k objects (from etcd, and at resourceVersion=0 from the cache);
 - watch fan-out: N watchers on one collection while ConfigMaps are created, events
-  delivered per second and p99 delivery latency (creation to receipt on each watcher).
-Starts its own etcd and API server (watch cache on) in a temp dir.
+  delivered per second and p99 delivery latency (creation to receipt on each watcher);
+- the same creates and raw etcd transactions driven by wrk at 32 in flight, with the CPU the
+  API server, etcd and wrk each spent per 1000 requests (`bench._wrk`).
+Starts its own etcd (plain HTTP, which wrk needs) and API server (watch cache on) in a temp dir.
+`--only` picks parts (creates, list, watch, wrk); all run by default, wrk last, so that the
+objects it creates do not weigh on the other parts' figures.
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench._wrk import wrk_figures
 from kube.api import ConfigMap, Namespace
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.etcd import EtcdProcess
 
 _T = re.compile(rb'"t":"([0-9.]+)"')
+PARTS = ("creates", "list", "watch", "wrk")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,6 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--watchers", default="100,1000", help="watcher counts for the fan-out runs")
     p.add_argument("--events", type=int, default=200, help="events per fan-out run")
     p.add_argument("--list-sizes", default="1000,10000")
+    p.add_argument("--wrk-seconds", type=int, default=10, help="length of each wrk run")
+    p.add_argument("--only", default=",".join(PARTS), help=f"parts to run, of {','.join(PARTS)}")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -196,13 +204,15 @@ async def fan_out(api: ApiServerHarness, watchers: int, events: int) -> dict[str
             f"watch_{watchers}_p99_ms": round(pct(latencies, 0.99) * 1000, 1)}
 
 
-async def _run(opts: argparse.Namespace, etcd: EtcdProcess, api: ApiServerHarness) -> dict[str, Any]:
+async def _run(opts: argparse.Namespace, etcd: EtcdProcess, api: ApiServerHarness, workdir: Path) -> dict[str, Any]:
+    parts = {x.strip() for x in opts.only.split(",")}
+    if unknown := parts - set(PARTS):
+        raise SystemExit(f"--only: unknown parts {sorted(unknown)}, of {','.join(PARTS)}")
     out: dict[str, Any] = {}
     async with api.client() as c:
-        from kube.api import Namespace
-        for ns in ("bench-c1", "bench-c32", "bench-l"):
+        for ns in ("bench-c1", "bench-c32", "bench-l", "bench-wrk"):
             await c.create_raw(Namespace.info, {"metadata": {"name": ns}})
-    for conc in (1, 32):
+    for conc in (1, 32) if "creates" in parts else ():
         n = opts.creates if conc == 32 else max(200, opts.creates // 4)
         raw = await etcd_creates(etcd.endpoint, n, conc, f"c{conc}")
         rate, lat = await api_creates(api, f"bench-c{conc}", n, conc, "cm")
@@ -212,13 +222,16 @@ async def _run(opts: argparse.Namespace, etcd: EtcdProcess, api: ApiServerHarnes
         out[f"api_create_p50_ms_{conc}"] = round(pct(lat, 0.5) * 1000, 2)
         out[f"api_create_p99_ms_{conc}"] = round(pct(lat, 0.99) * 1000, 2)
     created = 0
-    for size in sorted(int(s) for s in opts.list_sizes.split(",")):
+    for size in sorted(int(s) for s in opts.list_sizes.split(",")) if "list" in parts else ():
         await api_creates(api, "bench-l", size - created, 32, f"l{created}")
         created = size
         out[f"list_{size}_ms"] = round(await list_latency(api, "bench-l", None) * 1000, 1)
         out[f"list_{size}_rv0_cache_ms"] = round(await list_latency(api, "bench-l", "0") * 1000, 1)
-    for w in (int(x) for x in opts.watchers.split(",")):
+    for w in (int(x) for x in opts.watchers.split(",")) if "watch" in parts else ():
         out.update(await fan_out(api, w, opts.events))
+    if "wrk" in parts:
+        out.update(await asyncio.to_thread(wrk_figures, api=api, etcd=etcd, ns="bench-wrk", workdir=workdir,
+                                           seconds=opts.wrk_seconds))
     return out
 
 
@@ -227,6 +240,6 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
         etcd = EtcdProcess(data_dir=Path(tmp) / "etcd").start()
         try:
             with ApiServerHarness(Path(tmp), etcd_endpoint=etcd.endpoint) as api:
-                return asyncio.run(_run(opts, etcd, api))
+                return asyncio.run(_run(opts, etcd, api, Path(tmp)))
         finally:
             etcd.stop()
