@@ -12,7 +12,8 @@ knows no NaN, Infinity or out-of-range numbers. Guaranteed for a value returned 
 `MAX_DEPTH` is lower than Go's 10000 because every later stage (schema checks, patches,
 deep copies, encoders) walks objects recursively on Python's stack: with it, each of them
 stays far from the interpreter's recursion limit, on the event loop as in worker threads.
-Both functions are pure and CPU-bound: callers run them in a thread (`asyncio.to_thread`).
+Both functions are pure and CPU-bound: callers run them in a thread (`asyncio.to_thread`)
+unless the body is small enough that the hop would cost more than the decode.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -28,6 +29,17 @@ __all__ = ["BodyReader", "bool_param", "check_unknown_fields", "dry_run", "field
            "list_options", "truthy", "content_type"]
 
 Obj = dict[str, Any]
+
+# Bodies up to this size are decoded on the event loop: for them a thread hop (and the GIL
+# handed back and forth) costs more than the decode itself. Larger ones go to a thread so
+# that one big document does not hold up every other request.
+INLINE_DECODE_BYTES = 16 << 10
+
+
+async def _off_loop_if_large(decode: Callable[[bytes], Any], raw: bytes) -> Any:
+    if len(raw) <= INLINE_DECODE_BYTES:
+        return decode(raw)
+    return await asyncio.to_thread(decode, raw)
 
 
 def truthy(value: str | None) -> bool:
@@ -195,13 +207,13 @@ class BodyReader:
             return None
         if media == codec.MEDIA_TYPE:
             try:
-                return await asyncio.to_thread(codec.decode_object, raw)
+                return await _off_loop_if_large(codec.decode_object, raw)
             except codec.ProtobufError as e:
                 raise BadRequest(str(e)) from None
         try:
             if is_yaml:
                 return await asyncio.to_thread(decode_yaml, raw)
-            return await asyncio.to_thread(decode_json, raw)
+            return await _off_loop_if_large(decode_json, raw)
         except DecodeError as e:
             e.raw = raw
             raise
