@@ -9,6 +9,8 @@ still answers for recent traces. API servers that share the file read each other
 before answering a query (`_catch_up`), so traces stay whole behind a balancer; a live view
 waiting for changes is woken only by batches its own server received.
 
+Each span is held as its JSON encoding (with its ids and times beside it), not as decoded
+dicts, which cost several times as much: a query decodes the spans it answers with.
 Retention is bounded both ways: spans older than `max_age` seconds are dropped, and once
 more than `max_spans` are held the oldest traces go first; the file is rewritten from memory
 when it grows past `max_file_bytes`. Not a general-purpose trace database: it answers
@@ -41,6 +43,27 @@ __all__ = ["SpanStore", "StoreSpanExporter", "decode_export_request", "span_dict
 logger = logging.getLogger(__name__)
 
 Span = dict[str, Any]
+
+
+class _Held:
+    """One span as the store keeps it: what the indexes need, and the rest encoded."""
+
+    __slots__ = ("data", "end", "span_id", "start")
+
+    def __init__(self, span: Span) -> None:
+        self.span_id: str = span.get("spanId") or ""
+        self.start: int = span["start"]
+        self.end: int = span["end"]
+        self.data = json.dumps(span, separators=(",", ":")).encode()
+
+    def span(self) -> Span:
+        decoded: Span = json.loads(self.data)
+        return decoded
+
+
+def _line(held: Sequence[_Held]) -> bytes:
+    """Spans as one JSON array line, as the file holds each batch."""
+    return b"[" + b",".join(h.data for h in held) + b"]\n"
 
 
 def _value(v: AnyValue) -> Any:
@@ -85,7 +108,7 @@ class SpanStore:
     def __init__(self, path: Path | None = None, *, max_age: float = 3600.0, max_spans: int = 200_000,
                  max_file_bytes: int = 64 * 1024 * 1024) -> None:
         self.path, self.max_age, self.max_spans, self.max_file_bytes = path, max_age, max_spans, max_file_bytes
-        self._traces: OrderedDict[str, list[Span]] = OrderedDict()
+        self._traces: OrderedDict[str, list[_Held]] = OrderedDict()
         self._latest: dict[str, tuple[int, int, str]] = {}
         self._count = 0
         self._seen: dict[str, float] = {}
@@ -140,7 +163,7 @@ class SpanStore:
             return
         now = time.time()
         with self._lock:
-            self._add_locked(spans)
+            added = self._add_locked(spans)
             self._expire_locked()
             for service in {s.get("service", "unknown") for s in spans}:
                 self._seen[service] = now
@@ -149,15 +172,18 @@ class SpanStore:
         for loop, changed in waiters:
             with contextlib.suppress(RuntimeError):  # that loop has closed
                 loop.call_soon_threadsafe(changed.set)
-        self._persist(spans)
+        self._persist(added)
 
-    def _add_locked(self, spans: Sequence[Span]) -> None:
+    def _add_locked(self, spans: Sequence[Span]) -> list[_Held]:
+        """Index and keep the spans not held yet; those, encoded."""
+        added = []
         for span in spans:
             tid = span["traceId"]
             held = self._traces.setdefault(tid, [])
-            if span.get("spanId") and any(s.get("spanId") == span["spanId"] for s in held):
+            if span.get("spanId") and any(h.span_id == span["spanId"] for h in held):
                 continue
-            held.append(span)
+            added.append(_Held(span))
+            held.append(added[-1])
             self._traces.move_to_end(tid)
             self._count += 1
             obj = span["attributes"].get(attrs.OBJECT)
@@ -170,12 +196,13 @@ class SpanStore:
             if is_write:
                 started = self._history.setdefault(obj, {})
                 started[tid] = min(started.get(tid, span["start"]), span["start"])
+        return added
 
     def _expire_locked(self) -> None:
         horizon = (time.time() - self.max_age) * 1e9
         while self._traces:
             tid, spans = next(iter(self._traces.items()))
-            newest = max(s["end"] for s in spans)
+            newest = max(h.end for h in spans)
             if self._count <= self.max_spans and newest >= horizon:
                 break
             del self._traces[tid]
@@ -186,31 +213,32 @@ class SpanStore:
             self._history = {o: kept for o, h in self._history.items()
                              if (kept := {t: v for t, v in h.items() if t in self._traces})}
 
-    def _persist(self, spans: Sequence[Span]) -> None:
-        if self.path is None:
+    def _persist(self, held: Sequence[_Held]) -> None:
+        if self.path is None or not held:
             return
         try:
             if self.path.exists() and self.path.stat().st_size > self.max_file_bytes:
                 self._catch_up()  # what peers appended survives the rewrite
                 self._rewrite()
-            with self.path.open("a") as f:
-                f.write(json.dumps(list(spans), separators=(",", ":")) + "\n")
+            with self.path.open("ab") as f:
+                f.write(_line(held))
         except OSError as e:
             logger.warning("Cannot store spans", extra={"path": str(self.path), "error": str(e)})
 
     def _rewrite(self) -> None:
         assert self.path is not None
         with self._lock:
-            kept = [s for spans in self._traces.values() for s in spans]
+            kept = [h for spans in self._traces.values() for h in spans]
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(kept, separators=(",", ":")) + "\n" if kept else "")
+        tmp.write_bytes(_line(kept) if kept else b"")
         tmp.replace(self.path)
 
     def trace(self, trace_id: str) -> list[Span]:
         """Every span held for `trace_id`, oldest first (empty when unknown or expired)."""
         self._catch_up()
         with self._lock:
-            return sorted(self._traces.get(trace_id, ()), key=lambda s: s["start"])
+            held = sorted(self._traces.get(trace_id, ()), key=lambda h: h.start)
+        return [h.span() for h in held]
 
     def latest_trace_of(self, obj: str) -> str | None:
         """The trace of the latest change to `Kind/namespace/name`: the latest trace a person's write
@@ -226,9 +254,9 @@ class SpanStore:
         with self._lock:
             items = list(self._traces.items())[-limit:]
         out = []
-        for tid, spans in reversed(items):
-            root = min(spans, key=lambda s: s["start"])
-            out.append({"traceId": tid, "spans": len(spans), "start": root["start"], "root": root["name"],
+        for tid, held in reversed(items):
+            root = min(held, key=lambda h: h.start).span()
+            out.append({"traceId": tid, "spans": len(held), "start": root["start"], "root": root["name"],
                         "object": root["attributes"].get(attrs.OBJECT)})
         return out
 
