@@ -30,6 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pods", type=int, default=1000, help="replicas of the Deployment held")
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds allowed for one run")
+    p.add_argument("--no-tracing", action="store_true",
+                   help="run the cluster without tracing, to see what the API server's span store holds")
 
 
 def rss_mib(pid: int) -> float:
@@ -70,7 +72,8 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
     per_node = opts.pods // opts.nodes + 20
     with tempfile.TemporaryDirectory() as tmp:
         for cluster in start_cluster(Path(tmp), "--nodes", str(opts.nodes), "--runtime", "simulated",
-                                     "--node-capacity", f"cpu=1000,memory=1000Gi,pods={per_node}"):
+                                     "--node-capacity", f"cpu=1000,memory=1000Gi,pods={per_node}",
+                                     *(("--no-tracing",) if opts.no_tracing else ())):
             figures.update(footprint(cluster, "idle"))
             figures.update(asyncio.run(_hold(cluster, opts)))
     return figures
