@@ -11,8 +11,9 @@ waiting for changes is woken only by batches its own server received.
 
 Each span is held as its JSON encoding (with its ids and times beside it), not as decoded
 dicts, which cost several times as much: a query decodes the spans it answers with.
-Retention is bounded both ways: spans older than `max_age` seconds are dropped, and once
-more than `max_spans` are held the oldest traces go first; the file is rewritten from memory
+Retention is bounded three ways: spans older than `max_age` seconds are dropped, and once
+more than `max_spans` are held, or more than `max_bytes` of encoded spans, the oldest
+traces go first; the file is rewritten from memory
 when it grows past `max_file_bytes`. Not a general-purpose trace database: it answers
 "everything in trace T" and "the latest trace that wrote object O", which is what
 `pkctl trace` and the browser view ask.
@@ -24,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -106,8 +108,10 @@ class SpanStore:
     """Spans by trace, with the latest trace per object; safe to call from any thread."""
 
     def __init__(self, path: Path | None = None, *, max_age: float = 3600.0, max_spans: int = 200_000,
-                 max_file_bytes: int = 64 * 1024 * 1024) -> None:
+                 max_bytes: int = 32 << 20, max_file_bytes: int = 64 << 20) -> None:
         self.path, self.max_age, self.max_spans, self.max_file_bytes = path, max_age, max_spans, max_file_bytes
+        self.max_bytes = max_bytes
+        self._bytes = 0  # the encoded size of every held span
         self._traces: OrderedDict[str, list[_Held]] = OrderedDict()
         self._latest: dict[str, tuple[int, int, str]] = {}
         self._count = 0
@@ -186,6 +190,7 @@ class SpanStore:
             held.append(added[-1])
             self._traces.move_to_end(tid)
             self._count += 1
+            self._bytes += len(added[-1].data)
             obj = span["attributes"].get(attrs.OBJECT)
             is_write = obj and span["attributes"].get(attrs.HOP) and span.get("service") == "apiserver"
             # A write that starts a trace (a person's change) names the object's latest change
@@ -203,10 +208,11 @@ class SpanStore:
         while self._traces:
             tid, spans = next(iter(self._traces.items()))
             newest = max(h.end for h in spans)
-            if self._count <= self.max_spans and newest >= horizon:
+            if self._count <= self.max_spans and self._bytes <= self.max_bytes and newest >= horizon:
                 break
             del self._traces[tid]
             self._count -= len(spans)
+            self._bytes -= sum(len(h.data) for h in spans)
         if len(self._latest) > 2 * self.max_spans:
             self._latest = {o: v for o, v in self._latest.items() if v[2] in self._traces}
         if len(self._history) > 2 * self.max_spans:
@@ -214,14 +220,25 @@ class SpanStore:
                              if (kept := {t: v for t, v in h.items() if t in self._traces})}
 
     def _persist(self, held: Sequence[_Held]) -> None:
+        """Append `held` as one line; past `max_file_bytes` first rewrite the file from memory.
+
+        The store's own line counts as read when nobody appended before it, so a trace
+        this store has since expired is not taken back in from the file.
+        """
         if self.path is None or not held:
             return
         try:
             if self.path.exists() and self.path.stat().st_size > self.max_file_bytes:
                 self._catch_up()  # what peers appended survives the rewrite
                 self._rewrite()
-            with self.path.open("ab") as f:
-                f.write(_line(held))
+            line = _line(held)
+            with self._file_lock, self.path.open("ab") as f:
+                st = os.fstat(f.fileno())
+                caught_up = st.st_ino == self._inode and st.st_size == self._offset
+                f.write(line)
+                f.flush()
+                if caught_up and os.fstat(f.fileno()).st_size == st.st_size + len(line):
+                    self._offset += len(line)
         except OSError as e:
             logger.warning("Cannot store spans", extra={"path": str(self.path), "error": str(e)})
 
@@ -229,9 +246,12 @@ class SpanStore:
         assert self.path is not None
         with self._lock:
             kept = [h for spans in self._traces.values() for h in spans]
+        data = _line(kept) if kept else b""
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_bytes(_line(kept) if kept else b"")
-        tmp.replace(self.path)
+        with self._file_lock:
+            tmp.write_bytes(data)
+            tmp.replace(self.path)
+            self._inode, self._offset = self.path.stat().st_ino, len(data)
 
     def trace(self, trace_id: str) -> list[Span]:
         """Every span held for `trace_id`, oldest first (empty when unknown or expired)."""

@@ -24,3 +24,17 @@ def test_each_server_sees_the_whole_trace(tmp_path: Path) -> None:
     assert [t["spans"] for t in one.recent()] == [2]
     # A third server started later reads everything once, without duplicates.
     assert [s["spanId"] for s in SpanStore(path).trace("t1")] == ["a", "b"]
+
+
+def test_the_oldest_traces_go_first_past_the_byte_budget_and_the_file_keeps_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    now = 1_000_000_000 * 2_000_000_000
+    store = SpanStore(path, max_bytes=2_000, max_file_bytes=1_000)
+    for i in range(30):
+        store.add([{**_span(f"t{i}", "a", now + i), "attributes": {"pad": "x" * 100}}])
+    kept = [t["traceId"] for t in store.recent(limit=100)]
+    assert kept and len(kept) < 30
+    assert kept[0] == "t29" and "t0" not in kept
+    assert store.trace("t29")[0]["attributes"] == {"pad": "x" * 100}
+    # The file was rewritten from what is held: a new server reads back the same traces.
+    assert [t["traceId"] for t in SpanStore(path).recent(limit=100)] == kept
