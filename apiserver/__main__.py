@@ -1,6 +1,7 @@
 """`python -m apiserver`: run the API server over HTTPS (uvicorn), talking to etcd, until SIGTERM/SIGINT.
 
-uvicorn serves the app on this process's one event loop; `kube.component` owns logging,
+uvicorn (`serving.py`) serves the app on this process's one event loop, or with `--workers N`
+this process runs N serving processes on one address (`workers.py`); `kube.component` owns logging,
 signals and exit codes as for every component. A signal asks uvicorn for its graceful
 shutdown (in-flight requests get `timeout_graceful_shutdown` seconds, then the app's
 lifespan shutdown closes watches and etcd); a second signal cancels outright. Exit status
@@ -10,29 +11,19 @@ lifespan shutdown closes watches and etcd); a second signal cancels outright. Ex
 from __future__ import annotations
 
 import argparse
-import contextlib
 import ipaddress
-import ssl
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import uvicorn
-
-from apiserver.app import build_app
-from apiserver.authn.x509 import PeerCertificateProtocol
 from apiserver.config import ApiServerConfig
 from apiserver.registry.service.ranges import parse_port_range
 from apiserver.storage.encryption_config import load_encryption_config
 from apiserver.storage.etcd_channel import parse_endpoint
-from apiserver.tracing import StoreSpanExporter
 from kube.component import UsageError, parse_flags, run_component
 from kube.duration import parse_go_duration
-from kube.serving import IDLE_TIMEOUT_SECONDS, READ_HEADER_TIMEOUT_SECONDS, with_read_header_timeout
-from kube.tracing import TracingConfig, setup_tracing
 
 PROG = "picokube apiserver"
+MAX_WORKERS = 64
 
 
 def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
@@ -93,7 +84,13 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
                    help="sign pod-bound 3607-second tokens for a year, warning after the hour")
     p.add_argument("--encryption-provider-config", type=Path,
                    help="an EncryptionConfiguration file: the resources encrypted at rest and their keys")
+    p.add_argument("--workers", type=int, default=1,
+                   help="serving processes sharing --bind-address:--port, each a whole API server "
+                        "(1: serve in this process)")
+    p.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)  # a worker's socket, from its parent
     a = p.parse_args(argv)
+    if not 1 <= a.workers <= MAX_WORKERS:
+        raise UsageError(f"--workers: must be between 1 and {MAX_WORKERS}")
     if a.encryption_provider_config is not None:
         try:
             load_encryption_config(a.encryption_provider_config)
@@ -140,6 +137,7 @@ def parse_args(argv: list[str] | None = None) -> ApiServerConfig:
         disable_admission_plugins=tuple(x.strip() for x in a.disable_admission_plugins.split(",") if x.strip()),
         service_account_extend_token_expiration=a.service_account_extend_token_expiration == "true",
         encryption_provider_config=a.encryption_provider_config,
+        workers=a.workers, listen_fd=a.listen_fd,
     )
 
 
@@ -176,55 +174,19 @@ def check_service_ranges(cidr: str, ports: str, advertise: str | None) -> None:
             raise UsageError(f"--advertise-address: {advertise!r} is not an IP address") from None
 
 
-class StartupFailed(Exception):
-    """uvicorn did not start serving: the app's startup failed or the port was taken (uvicorn logged why)."""
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server without its own signal handlers: `kube.component` owns SIGTERM/SIGINT."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-    def request_shutdown(self) -> None:
-        """Begin the graceful shutdown, as uvicorn's own signal handler would."""
-        self.should_exit = True
-
-
-def build_server(config: ApiServerConfig) -> _Server:
-    """uvicorn serving the app over HTTPS, asking for (not requiring) a client certificate with --client-ca-file.
-
-    Requests that ask to upgrade (exec, attach, port-forward, proxies) reach the app with their connection.
-    """
-    # A request's head must arrive within kube-apiserver's 32 s, or within the request timeout if shorter.
-    header_timeout = min(READ_HEADER_TIMEOUT_SECONDS, config.request_timeout)
-    client_auth: dict[str, Any] = {"http": with_read_header_timeout(PeerCertificateProtocol, header_timeout)}
-    if config.client_ca_file:
-        client_auth.update(ssl_ca_certs=str(config.client_ca_file), ssl_cert_reqs=ssl.CERT_OPTIONAL)
-    own_spans = StoreSpanExporter()
-    setup_tracing("apiserver", config=TracingConfig(config.tracing, config.otlp_endpoint), exporters=[own_spans])
-    return _Server(uvicorn.Config(build_app(config, own_spans=own_spans), host=config.bind_address, port=config.port,
-                                  log_level="warning", ssl_certfile=str(config.tls_cert_file),
-                                  ssl_keyfile=str(config.tls_private_key_file), access_log=False,
-                                  timeout_graceful_shutdown=3, lifespan="on", timeout_keep_alive=IDLE_TIMEOUT_SECONDS,
-                                  **client_auth))
-
-
-async def serve(server: _Server) -> None:
-    """Serve until shut down; StartupFailed when uvicorn could not start."""
-    try:
-        await server.serve()
-    except SystemExit:  # how uvicorn gives up on a failed startup or bind (its own exit status 3)
-        raise StartupFailed("see the errors logged above") from None
-    if not server.started:
-        raise StartupFailed("see the errors logged above")
-
-
 def main(argv: list[str] | None = None) -> int:
     config = parse_flags(parse_args, argv, prog=PROG)
+    if config.workers > 1:
+        from apiserver.workers import run_workers  # the parent imports no more than it runs
+
+        return run_workers(config, sys.argv[1:] if argv is None else argv)
+    from apiserver.serving import StartupFailed, build_server, serve
+    from apiserver.workers import die_with_parent
+
+    if config.listen_fd is not None:
+        die_with_parent()
     server = build_server(config)
-    return run_component(lambda: serve(server), name="apiserver", log_level=config.log_level,
+    return run_component(lambda: serve(server, config.listen_fd), name="apiserver", log_level=config.log_level,
                          failures={StartupFailed: "Cannot start the API server"}, on_stop=server.request_shutdown)
 
 

@@ -86,3 +86,7 @@ class ApiServerConfig:
     # An apiserver.config.k8s.io/v1 EncryptionConfiguration: which resources (Secrets, as a rule)
     # are encrypted at rest and with which keys (`--encryption-provider-config`); None: none are.
     encryption_provider_config: Path | None = None
+    # Serving processes behind the one address (`--workers`, see workers.py); 1 serves in this process.
+    workers: int = 1
+    # A listening socket handed in by the parent of several workers; None: bind bind_address:port.
+    listen_fd: int | None = None

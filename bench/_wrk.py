@@ -107,10 +107,15 @@ class WrkRun:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime+stime of a live process (all its threads) in seconds; OSError once it has exited."""
+    """utime+stime of a live process (all its threads) and its live children, in seconds; OSError once it has exited.
+
+    The children count so that an API server with `--workers` is measured whole.
+    """
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2:].split()  # the command name may hold spaces and parentheses
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return own + sum(cpu_seconds(int(child)) for child in children)
 
 
 def _lua_str(text: str) -> str:

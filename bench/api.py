@@ -8,7 +8,8 @@
   delivered per second and p99 delivery latency (creation to receipt on each watcher);
 - the same creates and raw etcd transactions driven by wrk at 32 in flight, with the CPU the
   API server, etcd and wrk each spent per 1000 requests (`bench._wrk`).
-Starts its own etcd (plain HTTP, which wrk needs) and API server (watch cache on) in a temp dir.
+Starts its own etcd (plain HTTP, which wrk needs) and API server (watch cache on, `--workers` as
+asked; its CPU counts every worker) in a temp dir.
 `--only` picks parts (creates, list, watch, wrk); all run by default, wrk last, so that the
 objects it creates do not weigh on the other parts' figures.
 """
@@ -42,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list-sizes", default="1000,10000")
     p.add_argument("--wrk-seconds", type=int, default=10, help="length of each wrk run")
     p.add_argument("--only", default=",".join(PARTS), help=f"parts to run, of {','.join(PARTS)}")
+    p.add_argument("--workers", type=int, default=1, help="the API server's --workers")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -239,7 +241,8 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         etcd = EtcdProcess(data_dir=Path(tmp) / "etcd").start()
         try:
-            with ApiServerHarness(Path(tmp), etcd_endpoint=etcd.endpoint) as api:
+            with ApiServerHarness(Path(tmp), etcd_endpoint=etcd.endpoint,
+                                  extra_args=["--workers", str(opts.workers)]) as api:
                 return asyncio.run(_run(opts, etcd, api, Path(tmp)))
         finally:
             etcd.stop()

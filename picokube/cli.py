@@ -144,6 +144,8 @@ def up(
         help="How many members the cluster's own etcd has (client ports --etcd-port + 2i, peer +1).")] = 1,
     apiservers: Annotated[int, typer.Option(
         help="How many API servers to run; above 1 they listen on --port + 1.. behind HAProxy on --port.")] = 1,
+    apiserver_workers: Annotated[int, typer.Option(
+        help="Serving processes per API server on its one address (the API server's --workers).")] = 1,
     detach: Annotated[bool, typer.Option(help="Run in the background; return once every node is Ready.")] = False,
     timeout: Annotated[float, typer.Option(help="With --detach: seconds to wait for a Ready cluster.")] = 120.0,
 ) -> None:
@@ -161,7 +163,8 @@ def up(
             max_container_restart_period=max_container_restart_period, tracing=tracing,
             otlp_endpoint=otlp_endpoint, service_cluster_ip_range=service_cluster_ip_range,
             service_node_port_range=service_node_port_range, controller_managers=controller_managers,
-            schedulers=schedulers, etcd_members=etcd_members, apiservers=apiservers)
+            schedulers=schedulers, etcd_members=etcd_members, apiservers=apiservers,
+            apiserver_workers=apiserver_workers)
     except (UpError, ValueError) as e:
         _fail(str(e))
     typer.echo(f"Using runtime {chosen} ({reason})")

@@ -88,6 +88,7 @@ class ClusterConfig:
     # behind a load balancer on --port (1 and 1: one etcd, one API server on --port, no balancer).
     etcd_members: int = 1
     apiservers: int = 1
+    apiserver_workers: int = 1  # each API server's --workers: serving processes on its one address
 
     def __post_init__(self) -> None:
         for flag, port in (("--port", self.port), ("--etcd-port", self.etcd_port)):
@@ -104,6 +105,8 @@ class ClusterConfig:
             raise ValueError("--controller-managers and --schedulers must be 1 or more")
         if self.etcd_members < 1 or self.apiservers < 1:
             raise ValueError("--etcd-members and --apiservers must be 1 or more")
+        if not 1 <= self.apiserver_workers <= 64:
+            raise ValueError("--apiserver-workers must be between 1 and 64")
         if self.etcd_members > 1 and self.etcd_endpoints:
             raise ValueError("--etcd-members starts a cluster of our own: leave out --etcd-endpoints")
         if self.port + self.apiservers >= 65535 or self.etcd_port + 2 * self.etcd_members > 65535:

@@ -147,7 +147,7 @@ def component_specs(config: ClusterConfig) -> list[ComponentSpec]:
         specs.append(python(
             name, "apiserver",
             "--etcd-endpoints", ",".join(config.etcd_urls), *etcd_tls, "--bind-address", "0.0.0.0",
-            "--port", str(port),
+            "--port", str(port), "--workers", str(config.apiserver_workers),
             # Behind the balancer the kubernetes Service's endpoints name the balancer's port.
             *(("--advertise-port", str(config.port)) if config.load_balanced else ()),
             "--tls-cert-file", str(pki.apiserver_cert), "--tls-private-key-file", str(pki.apiserver_key),

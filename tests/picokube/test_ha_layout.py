@@ -18,7 +18,17 @@ def test_default_layout_has_one_etcd_one_apiserver_and_no_balancer(tmp_path: Pat
     names = [s.name for s in component_specs(config)]
     assert names[:2] == ["etcd", "apiserver"] and not any("lb" in n for n in names)
     assert config.etcd_urls == ("https://127.0.0.1:2379",)
-    assert "--advertise-port" not in next(s for s in component_specs(config) if s.name == "apiserver").argv
+    server = next(s for s in component_specs(config) if s.name == "apiserver").argv
+    assert "--advertise-port" not in server
+    assert server[server.index("--workers") + 1] == "1"
+
+
+def test_apiserver_workers_reach_every_api_server(tmp_path: Path) -> None:
+    config = ClusterConfig(data_dir=tmp_path, nodes=0, apiservers=2, apiserver_workers=3)
+    servers = [s.argv for s in component_specs(config) if s.name.startswith("apiserver-") and s.name != "apiserver-lb"]
+    assert len(servers) == 2 and all(argv[argv.index("--workers") + 1] == "3" for argv in servers)
+    with pytest.raises(ValueError, match="--apiserver-workers"):
+        ClusterConfig(data_dir=tmp_path, apiserver_workers=0)
 
 
 def test_ha_layout_names_ports_and_flags(tmp_path: Path) -> None:
