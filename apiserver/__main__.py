@@ -180,11 +180,12 @@ def main(argv: list[str] | None = None) -> int:
         from apiserver.workers import run_workers  # the parent imports no more than it runs
 
         return run_workers(config, sys.argv[1:] if argv is None else argv)
-    from apiserver.serving import StartupFailed, build_server, serve
-    from apiserver.workers import die_with_parent
-
     if config.listen_fd is not None:
+        from apiserver.workers import die_with_parent
+
         die_with_parent()
+    from apiserver.serving import StartupFailed, build_server, serve
+
     server = build_server(config)
     return run_component(lambda: serve(server, config.listen_fd), name="apiserver", log_level=config.log_level,
                          failures={StartupFailed: "Cannot start the API server"}, on_stop=server.request_shutdown)

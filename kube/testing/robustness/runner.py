@@ -157,8 +157,19 @@ class _Run:
         await self._check(start=start, cm_ref=cm_ref, pod_ref=pod_ref, final_cm=final_rev["cm"], watchers=watchers,
                           pod_watcher=pod_watcher, rs_watcher=rs_watcher, writer=writer, lister=lister,
                           faults=faults)
+        self.report.violations += await self._clean_up()
         self.log(self.report.summary())
         return self.report
+
+    async def _clean_up(self) -> list[str]:
+        """Delete the run's namespace and wait for its pods to go, so a next run finds the nodes free."""
+        await self.client.delete_raw(resource("", "namespaces"), self.ns)
+
+        async def pods_left() -> list[str]:
+            left = [p["metadata"]["name"] for p in (await self.client.list_raw(self.pods, self.ns))["items"]]
+            return [f"namespace {self.ns} deleted, pods still there: {left}"] if left else []
+
+        return await until_no_problems(pods_left, self.config.settle_timeout)
 
     async def _caught_up(self, w: Watcher, want: int) -> list[str]:
         got = w.history.segments[-1].last_revision if w.history.segments else 0
