@@ -100,6 +100,7 @@ def test_component_argv_follow_the_component_clis(tmp_path: Path) -> None:
         sys.executable, "-m", "apiserver", "--etcd-endpoints", "https://127.0.0.1:7379",
         "--etcd-cafile", f"{tmp_path}/pki/etcd/ca.crt", "--etcd-certfile", f"{tmp_path}/pki/apiserver-etcd-client.crt",
         "--etcd-keyfile", f"{tmp_path}/pki/apiserver-etcd-client.key", "--bind-address", "0.0.0.0", "--port", "7443",
+        "--workers", "1",
         "--tls-cert-file", f"{tmp_path}/pki/apiserver.crt", "--tls-private-key-file", f"{tmp_path}/pki/apiserver.key",
         "--client-ca-file", f"{tmp_path}/pki/ca.crt", "--token-auth-file", f"{tmp_path}/tokens.csv",
         "--kubelet-client-certificate", f"{tmp_path}/pki/apiserver-kubelet-client.crt",
