@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from apiserver.authz.attributes import Authorizer, UnionAuthorizer
 from apiserver.authz.node import NodeAuthorizer
@@ -13,12 +14,17 @@ from apiserver.registry.resource_registry import ResourceRegistry
 __all__ = ["new_authorizer"]
 
 _RBAC = "rbac.authorization.k8s.io"
+_NODE_NAME = "spec.nodeName"  # the pods' index, named after the field as upstream's pod indexer is
+
+
+def _node_name(pod: dict[str, Any]) -> str | None:
+    return (pod.get("spec") or {}).get("nodeName") or None
 
 
 def _node(registry: ResourceRegistry) -> Authorizer:
     pods = registry.lister("pods")
-    return NodeAuthorizer(pods_on_node=lambda node: pods.list(None, lambda p: (p.get("spec") or {}).get("nodeName")
-                                                              == node),
+    pods.add_index(_NODE_NAME, _node_name)
+    return NodeAuthorizer(pods_on_node=lambda node: pods.by_index(_NODE_NAME, node),
                           pod=lambda namespace, name: pods.get(namespace, name))
 
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["CacheLister", "ObjectLister"]
 
 Obj = dict[str, Any]
+Objects = list[Obj]  # spelled once outside CacheLister, whose `list` method hides the builtin there
 
 
 class ObjectLister(Protocol):
@@ -47,3 +48,14 @@ class CacheLister:
 
     def list(self, namespace: str | None = None, predicate: Callable[[Obj], bool] | None = None) -> list[Obj]:
         return [o for o in self.iter(namespace) if predicate is None or predicate(o)]
+
+    def add_index(self, name: str, value_of: Callable[[Obj], str | None]) -> None:
+        """Have the cache group its objects by `value_of` (see `by_index`); nothing without a cache."""
+        cache = self._store.cache
+        if cache is not None:
+            cache.add_index(name, value_of)
+
+    def by_index(self, name: str, value: str) -> Objects:
+        """The cached objects that index `name` groups under `value`, without walking the others."""
+        cache = self._store.cache
+        return cache.by_index(name, value) if cache is not None else []

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from apiserver.registry.cache_index import CacheIndex
 from apiserver.registry.watch_event import SharedEncoding, WatchEvent
 from apiserver.registry.watch_fanout import FanOut, FanOuts
 from apiserver.storage import errors as serr
@@ -149,6 +150,7 @@ class WatchCache:
         self.window, self.window_bytes, self.watcher_buffer = window, window_bytes, watcher_buffer
         self.objects: dict[str, Obj] = {}
         self.values: dict[str, bytes] = {}  # the stored bytes of each current object: the next event's prev_value
+        self.indexes: dict[str, CacheIndex] = {}
         self.events: deque[CachedEvent] = deque()
         self._event_bytes = 0
         self.revision = 0
@@ -205,6 +207,8 @@ class WatchCache:
             res = e.partial
         self.objects = {kv.key: self.decode(kv.value, kv.mod_revision) for kv in res.items}
         self.values = {kv.key: kv.value for kv in res.items}
+        for index in self.indexes.values():
+            index.rebuild(self.objects)
         self.revision = self.oldest_revision = res.revision
         self.events.clear()
         self._event_bytes = 0
@@ -246,9 +250,13 @@ class WatchCache:
         if ev.type == "DELETED":
             self.objects.pop(ev.key, None)
             self.values.pop(ev.key, None)
+            for index in self.indexes.values():
+                index.remove(ev.key)
         else:
             self.objects[ev.key] = obj
             self.values[ev.key] = ev.value
+            for index in self.indexes.values():
+                index.put(ev.key, obj)
         cached = CachedEvent(ev.revision, ev.type, ev.key, ev.value, prev_value, self.decode, obj, prev,
                              _fanout_of(obj, prev, ev.revision))
         self._append(cached)
@@ -276,6 +284,16 @@ class WatchCache:
     def get(self, key: str) -> Obj | None:
         """The current object under `key` (the cache's own: do not change it), or None."""
         return self.objects.get(key)
+
+    def add_index(self, name: str, value_of: Callable[[Obj], str | None]) -> None:
+        """Group the current objects by `value_of` from now on, for `by_index(name, ...)`."""
+        index = CacheIndex(value_of)
+        index.rebuild(self.objects)
+        self.indexes[name] = index
+
+    def by_index(self, name: str, value: str) -> list[Obj]:
+        """The current objects that index `name` groups under `value` (the cache's own: do not change them)."""
+        return self.indexes[name].get(value)
 
     def iter_objects(self, prefix: str) -> Iterator[Obj]:
         """The current objects under `prefix`, unsorted (the cache's own: do not change them)."""
