@@ -63,6 +63,27 @@ class _Held:
         return decoded
 
 
+class _Trace:
+    """One trace's held spans, with their ids and newest end kept as they are added.
+
+    A big rollout is one trace of thousands of spans: checking a span for a duplicate, or the
+    trace for expiry, must not walk all of them.
+    """
+
+    __slots__ = ("ids", "newest", "spans")
+
+    def __init__(self) -> None:
+        self.spans: list[_Held] = []
+        self.ids: set[str] = set()
+        self.newest = 0
+
+    def add(self, held: _Held) -> None:
+        self.spans.append(held)
+        if held.span_id:
+            self.ids.add(held.span_id)
+        self.newest = max(self.newest, held.end)
+
+
 def _line(held: Sequence[_Held]) -> bytes:
     """Spans as one JSON array line, as the file holds each batch."""
     return b"[" + b",".join(h.data for h in held) + b"]\n"
@@ -112,7 +133,7 @@ class SpanStore:
         self.path, self.max_age, self.max_spans, self.max_file_bytes = path, max_age, max_spans, max_file_bytes
         self.max_bytes = max_bytes
         self._bytes = 0  # the encoded size of every held span
-        self._traces: OrderedDict[str, list[_Held]] = OrderedDict()
+        self._traces: OrderedDict[str, _Trace] = OrderedDict()
         self._latest: dict[str, tuple[int, int, str]] = {}
         self._count = 0
         self._seen: dict[str, float] = {}
@@ -183,11 +204,13 @@ class SpanStore:
         added = []
         for span in spans:
             tid = span["traceId"]
-            held = self._traces.setdefault(tid, [])
-            if span.get("spanId") and any(h.span_id == span["spanId"] for h in held):
+            trace = self._traces.get(tid)
+            if trace is None:
+                trace = self._traces[tid] = _Trace()
+            if span.get("spanId") and span["spanId"] in trace.ids:
                 continue
             added.append(_Held(span))
-            held.append(added[-1])
+            trace.add(added[-1])
             self._traces.move_to_end(tid)
             self._count += 1
             self._bytes += len(added[-1].data)
@@ -206,13 +229,12 @@ class SpanStore:
     def _expire_locked(self) -> None:
         horizon = (time.time() - self.max_age) * 1e9
         while self._traces:
-            tid, spans = next(iter(self._traces.items()))
-            newest = max(h.end for h in spans)
-            if self._count <= self.max_spans and self._bytes <= self.max_bytes and newest >= horizon:
+            tid, trace = next(iter(self._traces.items()))
+            if self._count <= self.max_spans and self._bytes <= self.max_bytes and trace.newest >= horizon:
                 break
             del self._traces[tid]
-            self._count -= len(spans)
-            self._bytes -= sum(len(h.data) for h in spans)
+            self._count -= len(trace.spans)
+            self._bytes -= sum(len(h.data) for h in trace.spans)
         if len(self._latest) > 2 * self.max_spans:
             self._latest = {o: v for o, v in self._latest.items() if v[2] in self._traces}
         if len(self._history) > 2 * self.max_spans:
@@ -245,7 +267,7 @@ class SpanStore:
     def _rewrite(self) -> None:
         assert self.path is not None
         with self._lock:
-            kept = [h for spans in self._traces.values() for h in spans]
+            kept = [h for trace in self._traces.values() for h in trace.spans]
         data = _line(kept) if kept else b""
         tmp = self.path.with_suffix(".tmp")
         with self._file_lock:
@@ -257,7 +279,8 @@ class SpanStore:
         """Every span held for `trace_id`, oldest first (empty when unknown or expired)."""
         self._catch_up()
         with self._lock:
-            held = sorted(self._traces.get(trace_id, ()), key=lambda h: h.start)
+            trace = self._traces.get(trace_id)
+            held = sorted(trace.spans if trace else (), key=lambda h: h.start)
         return [h.span() for h in held]
 
     def latest_trace_of(self, obj: str) -> str | None:
@@ -272,7 +295,7 @@ class SpanStore:
         """The newest traces: id, root span name and the object it wrote, span count, start."""
         self._catch_up()
         with self._lock:
-            items = list(self._traces.items())[-limit:]
+            items = [(tid, list(trace.spans)) for tid, trace in list(self._traces.items())[-limit:]]
         out = []
         for tid, held in reversed(items):
             root = min(held, key=lambda h: h.start).span()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +39,17 @@ def test_the_oldest_traces_go_first_past_the_byte_budget_and_the_file_keeps_the_
     assert store.trace("t29")[0]["attributes"] == {"pad": "x" * 100}
     # The file was rewritten from what is held: a new server reads back the same traces.
     assert [t["traceId"] for t in SpanStore(path).recent(limit=100)] == kept
+
+
+def test_a_span_sent_again_is_held_once_and_a_trace_lives_as_long_as_its_newest_span(tmp_path: Path) -> None:
+    store = SpanStore(None, max_age=60)
+    now = int(time.time() * 1e9)
+    old = now - 120 * 10**9
+    store.add([_span("big", "late", now)])
+    store.add([_span("big", f"s{i}", old) for i in range(500)])  # older than max_age, kept with their trace
+    store.add([_span("big", "s7", old), _span("big", "s500", old)])  # one sent again, one new
+    assert len(store.trace("big")) == 502
+    assert [t["spans"] for t in store.recent()] == [502]
+    alone = SpanStore(None, max_age=60)
+    alone.add([_span("gone", f"s{i}", old) for i in range(3)])
+    assert alone.trace("gone") == []
