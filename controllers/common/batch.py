@@ -4,6 +4,10 @@ Mirrors pkg/controller/replicaset.slowStartBatch. Batches have sizes 1, 2, 4, 8,
 `initial_batch`), each run concurrently; after a batch with any failure no further batch
 starts. So a request that is bound to fail (quota, a bad template) costs a handful of calls
 instead of hundreds, while healthy bursts still finish in O(log n) round trips.
+
+At most `MAX_IN_FLIGHT` calls of a batch run at once (upstream's are bounded by the client's
+QPS limit instead): past that, requests only queue in the HTTP client's connection pool,
+whose bookkeeping costs grow with the queue, and the API server gains nothing.
 """
 
 from __future__ import annotations
@@ -11,23 +15,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-__all__ = ["SLOW_START_INITIAL_BATCH", "gather_failures", "slow_start_batch"]
+__all__ = ["MAX_IN_FLIGHT", "SLOW_START_INITIAL_BATCH", "gather_failures", "slow_start_batch"]
 
 SLOW_START_INITIAL_BATCH = 1
+MAX_IN_FLIGHT = 32
 
 
-async def _capture(fn: Callable[[], Awaitable[None]]) -> Exception | None:
-    try:
-        await fn()
-    except Exception as e:  # noqa: BLE001 - collected per call; the caller decides what each means
-        return e
+async def _capture(fn: Callable[[], Awaitable[None]], seats: asyncio.Semaphore) -> Exception | None:
+    async with seats:
+        try:
+            await fn()
+        except Exception as e:  # noqa: BLE001 - collected per call; the caller decides what each means
+            return e
     return None
 
 
 async def gather_failures(calls: Sequence[Callable[[], Awaitable[None]]]) -> list[Exception]:
-    """Run every call concurrently to completion; return the exceptions they raised."""
+    """Run every call to completion, `MAX_IN_FLIGHT` at a time; return the exceptions they raised."""
+    seats = asyncio.Semaphore(MAX_IN_FLIGHT)
     async with asyncio.TaskGroup() as tg:
-        tasks = [tg.create_task(_capture(fn)) for fn in calls]
+        tasks = [tg.create_task(_capture(fn, seats)) for fn in calls]
     return [err for t in tasks if (err := t.result()) is not None]
 
 

@@ -51,3 +51,12 @@ async def test_gather_failures_runs_everything() -> None:
     failures = await gather_failures([rec.call] * 5)
     assert rec.calls == 5
     assert len(failures) == 3
+
+
+async def test_a_big_batch_runs_at_most_max_in_flight_at_once() -> None:
+    from controllers.common.batch import MAX_IN_FLIGHT
+
+    rec = Recorder()
+    assert await slow_start_batch(500, rec.call, initial_batch=500) == (500, [])
+    assert rec.calls == 500
+    assert rec.max_in_flight == MAX_IN_FLIGHT
