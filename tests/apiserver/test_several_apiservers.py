@@ -17,7 +17,8 @@ from kube.testing.apiserver import ApiServerHarness
 pytestmark = pytest.mark.timeout(180)
 
 
-async def _watch(client: RESTClient, ns: str, rv: str, n: int) -> list[tuple[str, str]]:
+async def watch_added(client: RESTClient, ns: str, rv: str, n: int) -> list[tuple[str, str]]:
+    """The first `n` ADDED ConfigMaps of `ns` after `rv`, as (name, resourceVersion)."""
     seen: list[tuple[str, str]] = []
     async for ev in client.watch_raw(ConfigMap.info, ns, resource_version=rv):
         if ev["type"] == "ADDED":
@@ -40,7 +41,7 @@ async def test_two_apiservers_share_one_ordered_history(etcd_endpoint: str, tmp_
             await a.create(Namespace.model_validate({"metadata": {"name": ns}}))
             rv = (await b.list(ConfigMap, ns)).resource_version or "0"
             n = 60
-            watchers = [asyncio.create_task(_watch(c, ns, rv, n)) for c in (a, b)]
+            watchers = [asyncio.create_task(watch_added(c, ns, rv, n)) for c in (a, b)]
 
             async def write(i: int) -> str:
                 client = (a, b)[i % 2]

@@ -6,26 +6,12 @@ authorizer's groups pods by `spec.nodeName`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest_asyncio
-
 from apiserver.registry.generic import DeleteOptions, RegistryStore
-from apiserver.registry.kinds import strategy_for
-from apiserver.storage import Etcd3Storage
-from kube.resources import resource_for_plural
+from apiserver.registry.watch_cache import WatchCache
 from kube.testing.eventually import eventually
 from tests.apiserver.test_watch_cache_window import NS, running, write
-
-_CMS = resource_for_plural("", "configmaps")
-assert _CMS is not None
-CMS = _CMS
-
-
-@pytest_asyncio.fixture
-async def configmaps(storage: Etcd3Storage, etcd_prefix: str) -> AsyncIterator[RegistryStore]:
-    yield RegistryStore(storage, CMS, strategy_for(CMS), prefix=etcd_prefix)
 
 
 def _node(obj: dict[str, Any]) -> str | None:
@@ -33,12 +19,9 @@ def _node(obj: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-async def test_the_index_follows_creates_changes_deletes_and_relists(configmaps: RegistryStore,
-                                                                    storage: Etcd3Storage) -> None:
-    from apiserver.registry.watch_cache import WatchCache
-
+async def test_the_index_follows_creates_changes_deletes_and_relists(configmaps: RegistryStore) -> None:
     await write(configmaps, "before", "0", node="a")  # there before the cache: found by the first list
-    cache = WatchCache(storage, configmaps.prefix(None), configmaps.decode)
+    cache = WatchCache(configmaps.storage, configmaps.prefix(None), configmaps.decode)
     async with running(cache):
         cache.add_index("node", _node)
         configmaps.enable_watch_cache(cache)

@@ -13,24 +13,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from apiserver.registry.generic import RegistryStore
-from apiserver.registry.kinds import strategy_for
 from apiserver.registry.watch_cache import WatchCache
-from apiserver.storage import Etcd3Storage
 from kube.errors import AlreadyExists, ResourceExpired
-from kube.resources import resource_for_plural
 
 NS = "default"
-_CMS = resource_for_plural("", "configmaps")
-assert _CMS is not None
-CMS = _CMS
-
-
-@pytest_asyncio.fixture
-async def configmaps(storage: Etcd3Storage, etcd_prefix: str) -> AsyncIterator[RegistryStore]:
-    yield RegistryStore(storage, CMS, strategy_for(CMS), prefix=etcd_prefix)
 
 
 @contextlib.asynccontextmanager

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from kube.api import ConfigMap, Namespace
-from kube.client import RESTClient
 from kube.testing.apiserver import ApiServerHarness
 from kube.testing.eventually import eventually, eventually_sync
+from tests.apiserver.test_several_apiservers import watch_added
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -84,23 +84,13 @@ async def _ns(api: ApiServerHarness) -> str:
     return ns
 
 
-async def _watch(client: RESTClient, ns: str, rv: str, n: int) -> list[tuple[str, str]]:
-    seen: list[tuple[str, str]] = []
-    async for ev in client.watch_raw(ConfigMap.info, ns, resource_version=rv):
-        if ev["type"] == "ADDED":
-            seen.append((ev["object"]["metadata"]["name"], ev["object"]["metadata"]["resourceVersion"]))
-            if len(seen) == n:
-                break
-    return seen
-
-
 async def test_watchers_on_every_worker_see_every_write_in_one_order(api: ApiServerHarness) -> None:
     ns = await _ns(api)
     async with api.client() as c:
         rv = (await c.list(ConfigMap, ns)).resource_version or "0"
     watchers = [api.client() for _ in range(16)]  # a connection each: the kernel spreads them over the workers
     try:
-        tasks = [asyncio.create_task(_watch(w, ns, rv, 40)) for w in watchers]
+        tasks = [asyncio.create_task(watch_added(w, ns, rv, 40)) for w in watchers]
         await _soon(lambda: sum(_established_on(p, api.port) for p in _workers(api.process.pid)) >= 16, timeout=30)
         held = [_established_on(p, api.port) for p in _workers(api.process.pid)]
         assert all(held), f"watch connections per worker: {held}"
