@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import statistics
 import tempfile
 import time
@@ -37,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from bench import workloads
+from bench._wrk import cpu_seconds
 from kube.api import Deployment, Namespace, Pod
 from kube.client import RESTClient, load_kubeconfig
 from kube.errors import NotFound
 from kube.testing.cluster import Cluster, start_cluster
 from kube.testing.eventually import eventually
 
-_TICKS = os.sysconf("SC_CLK_TCK")
 SCENARIOS = ("deployments", "rolling", "tracing", "job", "daemonset")
 
 
@@ -62,12 +61,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def selected(opts: argparse.Namespace, scenario: str) -> bool:
     return scenario in {s.strip() for s in opts.only.split(",")}
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 _POD_SPEC: dict[str, Any] = {"terminationGracePeriodSeconds": 0,
