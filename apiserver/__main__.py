@@ -15,7 +15,7 @@ import ipaddress
 import sys
 from pathlib import Path
 
-from apiserver.config import ApiServerConfig
+from apiserver.config import MAX_WORKERS, ApiServerConfig
 from apiserver.registry.service.ranges import parse_port_range
 from apiserver.storage.encryption_config import load_encryption_config
 from apiserver.storage.etcd_channel import parse_endpoint
@@ -23,7 +23,6 @@ from kube.component import UsageError, parse_flags, run_component
 from kube.duration import parse_go_duration
 
 PROG = "picokube apiserver"
-MAX_WORKERS = 64
 
 
 def parse_args(argv: list[str] | None = None) -> ApiServerConfig:

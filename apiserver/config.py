@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ApiServerConfig"]
+__all__ = ["MAX_WORKERS", "ApiServerConfig"]
+
+MAX_WORKERS = 64  # the most serving processes `--workers` (and `picokube up --apiserver-workers`) accepts
 
 
 @dataclass(frozen=True)

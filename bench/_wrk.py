@@ -115,7 +115,15 @@ def cpu_seconds(pid: int) -> float:
     fields = stat[stat.rindex(")") + 2:].split()  # the command name may hold spaces and parentheses
     own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return own + sum(cpu_seconds(int(child)) for child in children)
+    return own + sum(_live_cpu_seconds(int(child)) for child in children)
+
+
+def _live_cpu_seconds(pid: int) -> float:
+    """`cpu_seconds` of a child, 0 if it exited since it was listed (a worker being restarted)."""
+    try:
+        return cpu_seconds(pid)
+    except OSError:
+        return 0.0
 
 
 def _lua_str(text: str) -> str:

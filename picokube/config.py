@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from apiserver.config import MAX_WORKERS
 from kube.podcidr import node_cidrs, pod_capacity
 from kube.quantity import parse_capacity
 from picokube._files import write_file_atomic
@@ -105,8 +106,8 @@ class ClusterConfig:
             raise ValueError("--controller-managers and --schedulers must be 1 or more")
         if self.etcd_members < 1 or self.apiservers < 1:
             raise ValueError("--etcd-members and --apiservers must be 1 or more")
-        if not 1 <= self.apiserver_workers <= 64:
-            raise ValueError("--apiserver-workers must be between 1 and 64")
+        if not 1 <= self.apiserver_workers <= MAX_WORKERS:
+            raise ValueError(f"--apiserver-workers must be between 1 and {MAX_WORKERS}")
         if self.etcd_members > 1 and self.etcd_endpoints:
             raise ValueError("--etcd-members starts a cluster of our own: leave out --etcd-endpoints")
         if self.port + self.apiservers >= 65535 or self.etcd_port + 2 * self.etcd_members > 65535:
